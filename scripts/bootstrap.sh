@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Sets kvplan up on a fresh Debian 12 machine and runs the main job:
+# installs the missing Debian packages, configures and builds the release
+# preset, and sizes the cache of a bundled model. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake ninja-build g++ libcli11-dev libfmt-dev libyaml-cpp-dev doctest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake --preset release >/dev/null
+cmake --build --preset release
+echo
+./build/release/kvplan size llama-3.1-70b -c 4K --explain

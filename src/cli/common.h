@@ -1,0 +1,34 @@
+// Shared pieces of the subcommands: output formats, token and memory
+// options, resolving a model and cache dtype from the command line.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "spec/cache_dtype.h"
+#include "spec/model_spec.h"
+
+namespace kvplan {
+
+enum class Format { kText, kJson, kCsv };
+
+/// Adds --format text|json|csv (more choices may be allowed) bound to `value`.
+CLI::Option* AddFormatOption(CLI::App* sub, std::string& value,
+                             std::vector<std::string> choices = {"text", "json", "csv"});
+
+/// "text" -> kText, "json" -> kJson, "csv" -> kCsv.
+Format ToFormat(const std::string& value);
+
+/// The cache dtype for `requested` ("auto" = from the model's weight dtype).
+const CacheDtype& ResolveCacheDtype(const ModelSpec& model, const std::string& requested);
+
+/// Writes text to stdout.
+void Print(const std::string& text);
+
+/// Registers one subcommand on `app`. The subcommand's callback stores its
+/// exit code (0 ok, 1 a check failed) in `exit_code`; errors are thrown.
+using CommandSetup = void (*)(CLI::App& app, int& exit_code);
+
+}  // namespace kvplan

@@ -1,0 +1,71 @@
+// kvplan: KV-cache memory and capacity planner for LLM serving.
+// Exit codes: 0 success, 1 a check failed, 2 bad input or usage.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "util/error.h"
+
+namespace {
+
+constexpr const char* kFooter = R"(Examples:
+  kvplan size llama-3.1-70b -c 4K --explain     how big is the cache, step by step
+  kvplan models                                 the bundled model catalog
+  kvplan size ./my-model.yaml -c 32k -b 8 --kv-cache-dtype fp8 --format json
+
+Token counts: 4096, 4k (= 4000), 4K (= 4096). Memory: 80GB (10^9), 80GiB (2^30).
+Exit codes: 0 success, 1 a check failed, 2 bad input.)";
+
+// vLLM spells some flags with one dash and two letters (-tp, -pp, -dp, -np);
+// CLI11 takes one-letter short options only, so those become long ones.
+std::vector<std::string> NormalizeArgs(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    for (const char* flag : {"-tp", "-pp", "-dp", "-np"}) {
+      std::string f(flag);
+      if (args[i] == f || args[i].rfind(f + "=", 0) == 0) args[i] = "-" + args[i];
+    }
+  }
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kvplan — KV-cache memory and capacity planner for LLM serving", "kvplan"};
+  app.require_subcommand(1);
+  app.footer(kFooter);
+  app.set_version_flag("--version", std::string("kvplan ") + KVPLAN_VERSION);
+  int exit_code = 0;
+  for (kvplan::CommandSetup setup : kvplan::kCommands) setup(app, exit_code);
+  try {
+    std::vector<std::string> args = NormalizeArgs(argc, argv);
+    std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);
+    app.parse(reversed);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help and --version print to stdout and exit 0
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    for (char& c : msg) {
+      if (c == '\n') c = ' ';
+    }
+    fmt::print(stderr, "kvplan: error: {} (see kvplan --help)\n", msg);
+    return 2;
+  } catch (const kvplan::Error& e) {
+    fmt::print(stderr, "kvplan: error: {}\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "kvplan: error: out of memory\n");
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "kvplan: internal error: {}\n", e.what());
+    return 2;
+  }
+  std::fflush(stdout);
+  return exit_code;
+}

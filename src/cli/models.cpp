@@ -1,0 +1,147 @@
+// kvplan models [NAME]: the bundled model catalog, or one model in full.
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "plan/kv.h"
+#include "report/json.h"
+#include "report/table.h"
+#include "spec/catalog.h"
+#include "util/units.h"
+
+namespace kvplan {
+namespace {
+
+struct ModelsOptions {
+  std::string name;
+  std::string format = "text";
+};
+
+uint64_t Fp16BytesPerToken(const ModelSpec& m) {
+  return ComputeKvCost(m, FindCacheDtype("fp16"), 1).per_token_bytes;
+}
+
+std::string GroupsSummary(const ModelSpec& m) {
+  std::string s;
+  for (const LayerGroup& g : m.groups) {
+    if (!s.empty()) s += " + ";
+    s += fmt::format("{} {}", g.layers, LayerKindName(g.kind));
+    if (g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked) {
+      s += fmt::format(" ({})", FormatTokens(g.window));
+    }
+  }
+  return s;
+}
+
+Json ModelJson(const ModelSpec& m) {
+  Json j;
+  j.Set("name", m.name);
+  j.Set("hf_repo", m.hf_repo);
+  j.Set("source", m.source);
+  j.Set("architecture", m.architecture);
+  j.Set("attention", m.AttentionKind());
+  j.Set("layers", m.layers);
+  j.Set("hidden_size", m.hidden_size);
+  j.Set("query_heads", m.query_heads);
+  j.Set("kv_heads", m.kv_heads);
+  j.Set("head_dim", m.head_dim);
+  j.Set("v_head_dim", m.v_head_dim);
+  j.Set("max_context", m.max_context);
+  j.Set("params", m.params);
+  j.Set("weight_dtype", m.weight_dtype);
+  j.Set("bytes_per_token_fp16", Fp16BytesPerToken(m));
+  Json groups = Json::MakeArray();
+  for (const LayerGroup& g : m.groups) {
+    Json o;
+    o.Set("kind", std::string(LayerKindName(g.kind)));
+    o.Set("layers", g.layers);
+    if (g.window) o.Set("window", g.window);
+    if (g.state_bytes) o.Set("state_bytes", g.state_bytes);
+    groups.Push(std::move(o));
+  }
+  j.Set("layer_groups", std::move(groups));
+  return j;
+}
+
+void ShowOne(const ModelSpec& m, Format format) {
+  if (format == Format::kJson) {
+    Print(ModelJson(m).Dump() + "\n");
+    return;
+  }
+  Table t({"field", "value"});
+  t.SetAlign(1, Table::Align::kLeft);
+  auto add = [&](std::string k, std::string v) { t.AddRow({std::move(k), std::move(v)}); };
+  add("name", m.name);
+  add("hf_repo", m.hf_repo);
+  add("architecture", m.architecture);
+  add("attention", m.AttentionKind());
+  add("layers", std::to_string(m.layers));
+  add("hidden_size", std::to_string(m.hidden_size));
+  add("query_heads", std::to_string(m.query_heads));
+  add("kv_heads", std::to_string(m.kv_heads));
+  add("head_dim", m.head_dim == m.v_head_dim
+                      ? std::to_string(m.head_dim)
+                      : fmt::format("{} (v_head_dim {})", m.head_dim, m.v_head_dim));
+  if (m.mla) {
+    add("mla", fmt::format("kv_lora_rank {} + qk_rope_head_dim {} = {} cached per token-layer",
+                           m.mla->kv_lora_rank, m.mla->qk_rope_head_dim, m.mla->LatentDim()));
+  }
+  add("layer groups", GroupsSummary(m));
+  add("max_context", FormatTokens(m.max_context));
+  add("params", WithCommas(m.params));
+  add("weight_dtype", m.weight_dtype);
+  if (m.moe) {
+    add("moe", fmt::format("{} experts, {} per token{}", m.moe->experts,
+                           m.moe->experts_per_token,
+                           m.moe->shared_experts ? fmt::format(", {} shared",
+                                                               m.moe->shared_experts)
+                                                 : ""));
+  }
+  uint64_t bpt = Fp16BytesPerToken(m);
+  add("KV bytes/token (fp16)", fmt::format("{} B ({})", WithCommas(bpt), FormatGiB(bpt)));
+  add("source", m.source);
+  if (format == Format::kCsv) {
+    Print(t.Csv());
+  } else {
+    Print(t.Text(""));
+  }
+}
+
+void Run(const ModelsOptions& o) {
+  Format format = ToFormat(o.format);
+  if (!o.name.empty()) {
+    ShowOne(LoadModel(o.name), format);
+    return;
+  }
+  const std::vector<ModelSpec>& models = CatalogModels();
+  if (format == Format::kJson) {
+    Json arr = Json::MakeArray();
+    for (const ModelSpec& m : models) arr.Push(ModelJson(m));
+    Print(arr.Dump() + "\n");
+    return;
+  }
+  Table t({"name", "layers", "heads", "kv heads", "head dim", "attention", "layer groups",
+           "KV bytes/token fp16", "max context"});
+  t.SetAlign(6, Table::Align::kLeft);
+  for (const ModelSpec& m : models) {
+    t.AddRow({m.name, std::to_string(m.layers), std::to_string(m.query_heads),
+              std::to_string(m.kv_heads), std::to_string(m.head_dim), m.AttentionKind(),
+              GroupsSummary(m), WithCommas(Fp16BytesPerToken(m)), FormatTokens(m.max_context)});
+  }
+  Print(format == Format::kCsv ? t.Csv() : t.Text(""));
+}
+
+}  // namespace
+
+void SetupModelsCommand(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ModelsOptions>();
+  CLI::App* sub = app.add_subcommand("models", "List the bundled model catalog, or show one model");
+  sub->add_option("name", o->name, "A catalog name, HF repo id or spec file to show in full");
+  AddFormatOption(sub, o->format);
+  sub->footer("Examples:\n  kvplan models\n  kvplan models deepseek-v3\n  kvplan models --format json");
+  sub->callback([o, &exit_code] {
+    Run(*o);
+    exit_code = 0;
+  });
+}
+
+}  // namespace kvplan

@@ -1,0 +1,104 @@
+#include "spec/catalog.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "spec/model_reader.h"
+#include "spec/yaml_reader.h"
+#include "util/suggest.h"
+
+namespace kvplan {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+const std::vector<ModelSpec>& CatalogModels() {
+  static const std::vector<ModelSpec> kModels = [] {
+    std::vector<ModelSpec> out;
+    for (const EmbeddedFile& f : EmbeddedFiles()) {
+      if (f.path.substr(0, 7) != "models/") continue;
+      out.push_back(ParseModelYaml(std::string(f.content), "catalog:" + std::string(f.path)));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const ModelSpec& a, const ModelSpec& b) { return a.name < b.name; });
+    return out;
+  }();
+  return kModels;
+}
+
+const std::vector<HardwareSpec>& CatalogHardware() {
+  static const std::vector<HardwareSpec> kHardware = [] {
+    std::vector<HardwareSpec> out;
+    for (const EmbeddedFile& f : EmbeddedFiles()) {
+      if (f.path.substr(0, 9) != "hardware/") continue;
+      out.push_back(ParseHardwareYaml(std::string(f.content), "catalog:" + std::string(f.path)));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const HardwareSpec& a, const HardwareSpec& b) { return a.name < b.name; });
+    return out;
+  }();
+  return kHardware;
+}
+
+bool LooksLikePath(std::string_view arg) {
+  if (arg.find('/') != std::string_view::npos) return true;
+  if (EndsWith(arg, ".yaml") || EndsWith(arg, ".yml") || EndsWith(arg, ".json")) return true;
+  std::error_code ec;
+  return std::filesystem::is_regular_file(std::filesystem::path(arg), ec);
+}
+
+ModelSpec LoadModel(std::string_view arg) {
+  if (arg.empty()) Fail("model: empty name");
+  // A catalog name wins only when no such file exists; an HF repo id
+  // ("meta-llama/Llama-3.1-8B") contains '/' but names no file.
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::path(arg), ec)) {
+    std::string path(arg);
+    std::string text = ReadTextFile(path);
+    if (EndsWith(path, ".json")) {
+      Fail("{}: reading a Hugging Face config.json is done by `kvplan import-hf`", path);
+    }
+    return ParseModelYaml(text, path);
+  }
+  std::string key = Lower(arg);
+  std::vector<std::string> names;
+  for (const ModelSpec& m : CatalogModels()) {
+    if (Lower(m.name) == key || (!m.hf_repo.empty() && Lower(m.hf_repo) == key)) return m;
+    names.push_back(m.name);
+  }
+  if (LooksLikePath(arg) && (EndsWith(arg, ".yaml") || EndsWith(arg, ".yml") ||
+                             EndsWith(arg, ".json"))) {
+    Fail("{}: cannot open file: No such file or directory", arg);
+  }
+  Fail("unknown model '{}'{}; `kvplan models` lists the catalog", arg, DidYouMean(arg, names));
+}
+
+HardwareSpec LoadHardware(std::string_view arg) {
+  if (arg.empty()) Fail("gpu: empty name");
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::path(arg), ec)) {
+    std::string path(arg);
+    return ParseHardwareYaml(ReadTextFile(path), path);
+  }
+  std::string key = Lower(arg);
+  std::vector<std::string> names;
+  for (const HardwareSpec& h : CatalogHardware()) {
+    if (Lower(h.name) == key) return h;
+    names.push_back(h.name);
+  }
+  if (LooksLikePath(arg)) Fail("{}: cannot open file: No such file or directory", arg);
+  Fail("unknown GPU '{}'{}; `kvplan gpus` lists the catalog", arg, DidYouMean(arg, names));
+}
+
+}  // namespace kvplan

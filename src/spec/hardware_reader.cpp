@@ -1,0 +1,101 @@
+#include <fmt/format.h>
+
+#include "spec/hardware_spec.h"
+#include "spec/yaml_reader.h"
+
+namespace kvplan {
+
+double HardwareSpec::PeakFlops(const std::string& dtype) const {
+  auto it = flops.find(dtype);
+  if (it != flops.end()) return it->second;
+  if (dtype == "fp16" && flops.count("bf16")) return flops.at("bf16");
+  if (dtype == "bf16" && flops.count("fp16")) return flops.at("fp16");
+  return 0;
+}
+
+HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file) {
+  YAML::Node root = ParseYaml(text, file);
+  MapReader r(root, file, "hardware spec");
+  HardwareSpec h;
+  h.origin = file;
+  h.name = r.Str("name");
+  h.display_name = r.OptStr("display_name").value_or(h.name);
+  h.vendor = r.OptStr("vendor").value_or("");
+  h.memory_bytes = r.U64("memory_bytes");
+  h.usable_memory_bytes = r.OptU64("usable_memory_bytes").value_or(0);
+  if (h.usable_memory_bytes > h.memory_bytes) {
+    Fail("{}usable_memory_bytes: {} is more than memory_bytes {}",
+         r.Pos("usable_memory_bytes").Prefix(), h.usable_memory_bytes, h.memory_bytes);
+  }
+  h.memory_bandwidth_gbps = r.Num("memory_bandwidth_gbps");
+  if (r.Has("flops")) {
+    MapReader f(r.Child("flops"), file, "flops");
+    for (const char* dtype : {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"}) {
+      if (auto v = f.OptNum(dtype)) h.flops[dtype] = *v;
+    }
+    f.Finish();
+  } else {
+    r.OptStr("flops");
+  }
+  h.interconnect_gbps = r.OptNum("interconnect_gbps").value_or(0);
+  h.source = r.Str("source");
+  h.source_url = r.OptStr("source_url").value_or("");
+  if (r.Has("measured")) {
+    MapReader m(r.Child("measured"), file, "measured");
+    MeasuredProfile p;
+    p.device = m.Str("device");
+    p.machine = m.OptStr("machine").value_or("");
+    p.read_ceiling_gbps = m.Num("read_ceiling_gbps");
+    YAML::Node curve = m.Child("curve");
+    if (!curve.IsSequence() || curve.size() == 0) {
+      Fail("{}curve: expected a non-empty list of {{bytes, gbps}} points", m.Pos("curve").Prefix());
+    }
+    for (size_t i = 0; i < curve.size(); ++i) {
+      MapReader pt(curve[i], file, fmt::format("curve[{}]", i));
+      BandwidthPoint b{pt.U64("bytes"), pt.Num("gbps")};
+      pt.Finish();
+      if (!p.curve.empty() && b.bytes <= p.curve.back().bytes) {
+        Fail("{}bytes: curve points must be in increasing order of bytes", pt.Pos("bytes").Prefix());
+      }
+      p.curve.push_back(b);
+    }
+    m.Finish();
+    h.measured = p;
+  } else {
+    r.OptStr("measured");
+  }
+  r.Finish();
+  return h;
+}
+
+std::string HardwareToYaml(const HardwareSpec& h) {
+  std::string out;
+  out += fmt::format("# {}\n", h.display_name);
+  out += fmt::format("name: {}\n", h.name);
+  out += fmt::format("display_name: \"{}\"\n", h.display_name);
+  if (!h.vendor.empty()) out += fmt::format("vendor: {}\n", h.vendor);
+  out += fmt::format("memory_bytes: {}\n", h.memory_bytes);
+  if (h.usable_memory_bytes) out += fmt::format("usable_memory_bytes: {}\n", h.usable_memory_bytes);
+  out += fmt::format("memory_bandwidth_gbps: {}\n", h.memory_bandwidth_gbps);
+  if (!h.flops.empty()) {
+    out += "flops:\n";
+    for (const auto& [k, v] : h.flops) out += fmt::format("  {}: {:.6g}\n", k, v);
+  }
+  if (h.interconnect_gbps > 0) out += fmt::format("interconnect_gbps: {}\n", h.interconnect_gbps);
+  out += fmt::format("source: \"{}\"\n", h.source);
+  if (!h.source_url.empty()) out += fmt::format("source_url: {}\n", h.source_url);
+  if (h.measured) {
+    const MeasuredProfile& p = *h.measured;
+    out += "measured:\n";
+    out += fmt::format("  device: {}\n", p.device);
+    if (!p.machine.empty()) out += fmt::format("  machine: \"{}\"\n", p.machine);
+    out += fmt::format("  read_ceiling_gbps: {:.3f}\n", p.read_ceiling_gbps);
+    out += "  curve:  # achieved GB/s by bytes read per decode step\n";
+    for (const BandwidthPoint& b : p.curve) {
+      out += fmt::format("    - {{bytes: {}, gbps: {:.3f}}}\n", b.bytes, b.gbps);
+    }
+  }
+  return out;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,58 @@
+// HardwareSpec: an accelerator (or CPU) from hardware/*.yaml, or a profile
+// written by `kvplan bench --save` (the same fields plus measured figures).
+// Schema: docs/hardware-spec.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvplan {
+
+/// One point of a measured bandwidth curve: achieved GB/s when a decode step
+/// reads `bytes` bytes.
+struct BandwidthPoint {
+  uint64_t bytes = 0;
+  double gbps = 0;
+};
+
+struct MeasuredProfile {
+  std::string device;          // "cpu" or "cuda"
+  std::string machine;         // free text: CPU model / GPU name, cores
+  double read_ceiling_gbps = 0;  // STREAM-style read ceiling (or D2D copy for cuda)
+  std::vector<BandwidthPoint> curve;  // sorted by bytes
+};
+
+struct HardwareSpec {
+  std::string name;          // catalog name, e.g. "h100-sxm"
+  std::string display_name;  // "NVIDIA H100 SXM5 80GB"
+  std::string vendor;        // nvidia | amd | intel | cpu
+  std::string origin;        // where kvplan read it
+  uint64_t memory_bytes = 0;         // device memory as sold
+  uint64_t usable_memory_bytes = 0;  // what the driver reports as total (0: unknown)
+  double memory_bandwidth_gbps = 0;  // datasheet peak, GB/s
+  std::map<std::string, double> flops;  // dense peak FLOP/s by dtype (fp16, bf16, fp8, ...)
+  double interconnect_gbps = 0;
+  std::string source;
+  std::string source_url;
+  std::optional<MeasuredProfile> measured;
+
+  /// The memory the engines see as total: usable_memory_bytes if known, else memory_bytes.
+  uint64_t TotalMemoryBytes() const {
+    return usable_memory_bytes != 0 ? usable_memory_bytes : memory_bytes;
+  }
+
+  /// Dense peak FLOP/s for `dtype` (falls back fp16 <-> bf16); 0 when unknown.
+  double PeakFlops(const std::string& dtype) const;
+};
+
+/// Parses and validates a hardware spec or profile from YAML text.
+HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file);
+
+/// Serialises a spec (with its measured profile, if any) as YAML that
+/// ParseHardwareYaml reads back.
+std::string HardwareToYaml(const HardwareSpec& hw);
+
+}  // namespace kvplan

@@ -1,0 +1,155 @@
+#include "spec/model_reader.h"
+
+#include "spec/yaml_reader.h"
+#include "util/suggest.h"
+
+namespace kvplan {
+namespace {
+
+LayerKind ParseKind(const std::string& s, const SourcePos& pos) {
+  static const std::vector<std::string> kNames = {"full",  "sliding", "chunked",
+                                                  "mla",   "state",   "shared"};
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (s == kNames[i]) return static_cast<LayerKind>(i);
+  }
+  Fail("{}kind: unknown layer kind '{}' (known: full, sliding, chunked, mla, state, shared){}",
+       pos.Prefix(), s, DidYouMean(s, kNames));
+}
+
+std::string ParseWeightDtype(const std::string& s, const SourcePos& pos) {
+  static const std::vector<std::string> kNames = {"fp32", "fp16", "bf16", "fp8",
+                                                  "int8", "int4", "nvfp4", "mxfp4"};
+  for (const std::string& n : kNames) {
+    if (s == n) return s;
+  }
+  if (s == "float32") return "fp32";
+  if (s == "float16") return "fp16";
+  if (s == "bfloat16") return "bf16";
+  Fail("{}weight_dtype: unknown weight dtype '{}' (known: fp32, fp16, bf16, fp8, int8, int4, "
+       "nvfp4, mxfp4){}",
+       pos.Prefix(), s, DidYouMean(s, kNames));
+}
+
+}  // namespace
+
+ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
+  YAML::Node root = ParseYaml(text, file);
+  MapReader r(root, file, "model spec");
+  ModelSpec s;
+  s.origin = file;
+  for (const auto& it : root) {
+    s.field_pos[it.first.Scalar()] = r.Pos(it.first.Scalar());
+  }
+  s.name = r.Str("name");
+  s.hf_repo = r.OptStr("hf_repo").value_or("");
+  s.source = r.Str("source");
+  s.architecture = r.OptStr("architecture").value_or("");
+  s.layers = r.U64("layers");
+  s.hidden_size = r.U64("hidden_size");
+  s.query_heads = r.U64("query_heads");
+  s.kv_heads = r.U64("kv_heads");
+  s.head_dim = r.U64("head_dim");
+  s.v_head_dim = r.OptU64("v_head_dim").value_or(0);
+  s.max_context = r.U64("max_context");
+  s.params = r.U64("params");
+  s.weight_dtype = ParseWeightDtype(r.Str("weight_dtype"), r.Pos("weight_dtype"));
+  s.vocab_size = r.OptU64("vocab_size").value_or(0);
+  s.intermediate_size = r.OptU64("intermediate_size").value_or(0);
+  s.tie_embeddings = r.OptBool("tie_embeddings").value_or(false);
+  s.mlp = r.OptStr("mlp").value_or("gated");
+  if (s.mlp != "gated" && s.mlp != "plain") {
+    Fail("{}mlp: must be 'gated' or 'plain', got '{}'", r.Pos("mlp").Prefix(), s.mlp);
+  }
+  s.attention_bias = r.OptBool("attention_bias").value_or(false);
+  s.norm = r.OptStr("norm").value_or("rms");
+  if (s.norm != "rms" && s.norm != "layernorm") {
+    Fail("{}norm: must be 'rms' or 'layernorm', got '{}'", r.Pos("norm").Prefix(), s.norm);
+  }
+  s.attention_stated = r.OptStr("attention").value_or("");
+  r.OptStr("params_source");  // documentation only
+
+  if (r.Has("moe")) {
+    MapReader m(r.Child("moe"), file, "moe");
+    MoeSpec moe;
+    moe.experts = m.U64("experts");
+    moe.experts_per_token = m.U64("experts_per_token");
+    moe.intermediate_size = m.U64("intermediate_size");
+    moe.shared_experts = m.OptU64("shared_experts", true).value_or(0);
+    moe.dense_layers = m.OptU64("dense_layers", true).value_or(0);
+    moe.period = m.OptU64("period").value_or(1);
+    moe.offset = m.OptU64("offset", true).value_or(0);
+    m.Finish();
+    s.moe = moe;
+  } else {
+    r.OptStr("moe");
+  }
+  if (r.Has("mla")) {
+    MapReader m(r.Child("mla"), file, "mla");
+    MlaSpec mla;
+    mla.kv_lora_rank = m.U64("kv_lora_rank");
+    mla.qk_rope_head_dim = m.U64("qk_rope_head_dim");
+    mla.qk_nope_head_dim = m.U64("qk_nope_head_dim");
+    mla.q_lora_rank = m.OptU64("q_lora_rank").value_or(0);
+    mla.v_head_dim = m.U64("v_head_dim");
+    m.Finish();
+    s.mla = mla;
+  } else {
+    r.OptStr("mla");
+  }
+  if (r.Has("mamba")) {
+    MapReader m(r.Child("mamba"), file, "mamba");
+    MambaSpec mb;
+    mb.d_state = m.U64("d_state");
+    mb.d_conv = m.U64("d_conv");
+    mb.expand = m.U64("expand");
+    mb.dt_rank = m.OptU64("dt_rank").value_or(0);
+    m.Finish();
+    s.mamba = mb;
+  } else {
+    r.OptStr("mamba");
+  }
+  if (r.Has("layer_groups")) {
+    YAML::Node groups = r.Child("layer_groups");
+    if (!groups.IsSequence() || groups.size() == 0) {
+      Fail("{}layer_groups: expected a non-empty list of groups", r.Pos("layer_groups").Prefix());
+    }
+    for (size_t i = 0; i < groups.size(); ++i) {
+      MapReader g(groups[i], file, fmt::format("layer_groups[{}]", i));
+      LayerGroup lg;
+      lg.pos = g.Pos();
+      lg.kind = ParseKind(g.Str("kind"), g.Pos("kind"));
+      lg.layers = g.U64("layers");
+      lg.every = g.OptU64("every").value_or(0);
+      lg.offset = g.OptU64("offset", true).value_or(0);
+      if (g.Has("offset") && lg.every == 0) {
+        Fail("{}offset: given without 'every'", g.Pos("offset").Prefix());
+      }
+      lg.window = g.OptU64("window").value_or(0);
+      if (auto chunk = g.OptU64("chunk")) {
+        if (lg.kind != LayerKind::kChunked) {
+          Fail("{}chunk: only chunked groups take a chunk", g.Pos("chunk").Prefix());
+        }
+        lg.window = *chunk;
+      }
+      if (lg.kind == LayerKind::kChunked && g.Has("window")) {
+        Fail("{}window: a chunked group takes 'chunk', not 'window'", g.Pos("window").Prefix());
+      }
+      lg.kv_heads = g.OptU64("kv_heads").value_or(0);
+      lg.head_dim = g.OptU64("head_dim").value_or(0);
+      lg.v_head_dim = g.OptU64("v_head_dim").value_or(0);
+      lg.state_bytes = g.OptU64("state_bytes").value_or(0);
+      if (lg.state_bytes != 0 && lg.kind != LayerKind::kState) {
+        Fail("{}state_bytes: only state groups take state_bytes", g.Pos("state_bytes").Prefix());
+      }
+      g.Finish();
+      s.groups.push_back(lg);
+    }
+  } else {
+    r.OptStr("layer_groups");
+  }
+  r.Finish();
+  ValidateModel(s);
+  return s;
+}
+
+}  // namespace kvplan

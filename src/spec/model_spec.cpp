@@ -1,0 +1,179 @@
+#include "spec/model_spec.h"
+
+#include <fmt/format.h>
+
+namespace kvplan {
+
+std::string_view LayerKindName(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::kFull: return "full";
+    case LayerKind::kSliding: return "sliding";
+    case LayerKind::kChunked: return "chunked";
+    case LayerKind::kMla: return "mla";
+    case LayerKind::kState: return "state";
+    case LayerKind::kShared: return "shared";
+  }
+  return "?";
+}
+
+SourcePos ModelSpec::PosOf(std::string_view field) const {
+  auto it = field_pos.find(field);
+  if (it != field_pos.end()) return it->second;
+  return SourcePos{origin, 0, 0};
+}
+
+std::string ModelSpec::AttentionKind() const {
+  for (const LayerGroup& g : groups) {
+    if (g.kind == LayerKind::kMla) return "MLA";
+  }
+  if (kv_heads == query_heads) return "MHA";
+  if (kv_heads == 1) return "MQA";
+  return "GQA";
+}
+
+std::vector<size_t> ModelSpec::LayerToGroup() const {
+  std::vector<size_t> out(layers, groups.size());
+  size_t rest = groups.size();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].every == 0) {
+      rest = g;
+      continue;
+    }
+    for (uint64_t i = groups[g].offset; i < layers; i += groups[g].every) out[i] = g;
+  }
+  for (size_t& g : out) {
+    if (g == groups.size()) g = rest;
+  }
+  return out;
+}
+
+bool ModelSpec::HasAttention() const {
+  for (const LayerGroup& g : groups) {
+    if (g.HoldsTokens()) return true;
+  }
+  return false;
+}
+
+namespace {
+
+void Positive(const ModelSpec& s, std::string_view field, uint64_t value) {
+  if (value == 0) Fail("{}{}: must be a positive integer", s.PosOf(field).Prefix(), field);
+}
+
+}  // namespace
+
+void ValidateModel(ModelSpec& s) {
+  Positive(s, "layers", s.layers);
+  Positive(s, "hidden_size", s.hidden_size);
+  Positive(s, "query_heads", s.query_heads);
+  Positive(s, "kv_heads", s.kv_heads);
+  Positive(s, "head_dim", s.head_dim);
+  Positive(s, "max_context", s.max_context);
+  if (s.v_head_dim == 0) s.v_head_dim = s.head_dim;
+  if (s.kv_heads > s.query_heads) {
+    Fail("{}kv_heads: {} is more than query_heads {}", s.PosOf("kv_heads").Prefix(), s.kv_heads,
+         s.query_heads);
+  }
+  if (s.query_heads % s.kv_heads != 0) {
+    Fail("{}kv_heads: {} does not divide query_heads {}", s.PosOf("kv_heads").Prefix(),
+         s.kv_heads, s.query_heads);
+  }
+  if (s.moe) {
+    const MoeSpec& m = *s.moe;
+    Positive(s, "moe", m.experts);
+    if (m.experts_per_token == 0 || m.experts_per_token > m.experts) {
+      Fail("{}moe: experts_per_token {} must be between 1 and experts {}",
+           s.PosOf("moe").Prefix(), m.experts_per_token, m.experts);
+    }
+    if (m.period == 0 || m.offset >= m.period) {
+      Fail("{}moe: offset {} must be below period {}", s.PosOf("moe").Prefix(), m.offset,
+           m.period);
+    }
+  }
+  if (s.groups.empty()) {
+    LayerGroup g;
+    g.kind = LayerKind::kFull;
+    g.layers = s.layers;
+    g.pos = SourcePos{s.origin, 0, 0};
+    s.groups.push_back(g);
+  }
+
+  uint64_t total = 0;
+  int rest_groups = 0;
+  std::vector<int> owner(s.layers, -1);
+  for (size_t gi = 0; gi < s.groups.size(); ++gi) {
+    LayerGroup& g = s.groups[gi];
+    std::string at = g.pos.Prefix();
+    std::string_view kind = LayerKindName(g.kind);
+    if (g.layers == 0) Fail("{}layers: a {} group must hold at least one layer", at, kind);
+    total += g.layers;
+    if (g.kv_heads == 0) g.kv_heads = s.kv_heads;
+    if (g.head_dim == 0) g.head_dim = s.head_dim;
+    if (g.v_head_dim == 0) g.v_head_dim = (g.head_dim == s.head_dim) ? s.v_head_dim : g.head_dim;
+    if (g.kv_heads > s.query_heads || s.query_heads % g.kv_heads != 0) {
+      Fail("{}kv_heads: {} does not divide query_heads {}", at, g.kv_heads, s.query_heads);
+    }
+    switch (g.kind) {
+      case LayerKind::kSliding:
+      case LayerKind::kChunked:
+        if (g.window == 0) {
+          Fail("{}{}: a {} group needs a positive {}", at,
+               g.kind == LayerKind::kSliding ? "window" : "chunk", kind,
+               g.kind == LayerKind::kSliding ? "window" : "chunk");
+        }
+        break;
+      case LayerKind::kMla:
+        if (!s.mla) Fail("{}kind: an mla group needs the model's mla block", at);
+        break;
+      case LayerKind::kState:
+        if (g.state_bytes == 0) Fail("{}state_bytes: a state group needs state_bytes > 0", at);
+        break;
+      default:
+        if (g.window != 0) Fail("{}window: only sliding and chunked groups take a window", at);
+        break;
+    }
+    if (g.every == 0) {
+      ++rest_groups;
+      continue;
+    }
+    if (g.offset >= g.every) {
+      Fail("{}offset: {} must be below every {}", at, g.offset, g.every);
+    }
+    uint64_t count = 0;
+    for (uint64_t i = g.offset; i < s.layers; i += g.every) {
+      if (owner[i] >= 0) {
+        Fail("{}every: layer {} is already in group {} ({})", at, i, owner[i] + 1,
+             LayerKindName(s.groups[owner[i]].kind));
+      }
+      owner[i] = static_cast<int>(gi);
+      ++count;
+    }
+    if (count != g.layers) {
+      Fail("{}layers: {} but every {} offset {} selects {} of the model's {} layers", at,
+           g.layers, g.every, g.offset, count, s.layers);
+    }
+  }
+  if (rest_groups > 1) {
+    Fail("{}layer_groups: {} groups have no 'every'; at most one may take the remaining layers",
+         s.PosOf("layer_groups").Prefix(), rest_groups);
+  }
+  if (total != s.layers) {
+    Fail("{}layer_groups: the groups hold {} layers but layers is {}",
+         s.PosOf("layer_groups").Prefix(), total, s.layers);
+  }
+  if (s.mla) {
+    Positive(s, "mla", s.mla->kv_lora_rank);
+  }
+  if (!s.attention_stated.empty()) {
+    std::string derived = s.AttentionKind();
+    std::string stated;
+    for (char c : s.attention_stated) stated += static_cast<char>(std::toupper(c));
+    if (stated != derived) {
+      Fail("{}attention: says {} but the heads make it {} ({} query heads, {} KV heads)",
+           s.PosOf("attention").Prefix(), s.attention_stated, derived, s.query_heads,
+           s.kv_heads);
+    }
+  }
+}
+
+}  // namespace kvplan

@@ -1,0 +1,130 @@
+// ModelSpec: what kvplan knows about a model, as read from models/*.yaml (or
+// a Hugging Face config.json), validated once so that plan/ can trust it.
+//
+// Real models are not uniform, so the cache is described by *layer groups*:
+// each group is a set of layers with one attention kind. A request's cache is
+// then affine in its length n:
+//   fixed_bytes + sum over groups of per_token_bytes(group) * min(n, cap(group)).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string_view>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/error.h"
+
+namespace kvplan {
+
+enum class LayerKind {
+  kFull,     // full causal attention: caches every token
+  kSliding,  // sliding window: caches the last `window` tokens
+  kChunked,  // chunked local attention: caches at most one `window`-token chunk
+  kMla,      // multi-head latent attention: one latent vector per token, no K/V split
+  kState,    // attention-free (Mamba, linear attention): fixed state per sequence
+  kShared,   // reuses another layer's KV: caches nothing
+};
+
+/// "full", "sliding", "chunked", "mla", "state", "shared".
+std::string_view LayerKindName(LayerKind kind);
+
+struct LayerGroup {
+  LayerKind kind = LayerKind::kFull;
+  uint64_t layers = 0;        // how many layers belong to the group
+  uint64_t every = 0;         // 0: the remaining layers; else layer i is here iff i % every == offset
+  uint64_t offset = 0;
+  uint64_t window = 0;        // sliding window or chunk, in tokens (kSliding, kChunked)
+  uint64_t kv_heads = 0;      // resolved: the group's value or the model's
+  uint64_t head_dim = 0;      // K head dim (resolved)
+  uint64_t v_head_dim = 0;    // V head dim (resolved)
+  uint64_t state_bytes = 0;   // kState: bytes per sequence per layer
+  SourcePos pos;              // where the group was declared
+
+  /// True when the group holds per-token cache (full, sliding, chunked, mla).
+  bool HoldsTokens() const {
+    return kind != LayerKind::kState && kind != LayerKind::kShared;
+  }
+};
+
+struct MoeSpec {
+  uint64_t experts = 0;
+  uint64_t experts_per_token = 0;
+  uint64_t intermediate_size = 0;  // per expert
+  uint64_t shared_experts = 0;
+  uint64_t dense_layers = 0;       // leading dense layers
+  uint64_t period = 1;             // an MoE layer every `period` layers...
+  uint64_t offset = 0;             // ...at i % period == offset
+};
+
+struct MlaSpec {
+  uint64_t kv_lora_rank = 0;
+  uint64_t qk_rope_head_dim = 0;
+  uint64_t qk_nope_head_dim = 0;
+  uint64_t q_lora_rank = 0;  // 0: no query compression
+  uint64_t v_head_dim = 0;
+
+  /// Elements cached per token and layer: kv_lora_rank + qk_rope_head_dim.
+  uint64_t LatentDim() const { return kv_lora_rank + qk_rope_head_dim; }
+};
+
+struct MambaSpec {
+  uint64_t d_state = 0;
+  uint64_t d_conv = 0;
+  uint64_t expand = 0;
+  uint64_t dt_rank = 0;
+};
+
+struct ModelSpec {
+  std::string name;          // catalog name, e.g. "llama-3.1-70b"
+  std::string hf_repo;       // e.g. "meta-llama/Llama-3.1-70B"
+  std::string source;        // the public config the numbers come from
+  std::string architecture;  // e.g. "LlamaForCausalLM"
+  std::string origin;        // where kvplan read it: a path or "catalog:models/x.yaml"
+
+  uint64_t layers = 0;
+  uint64_t hidden_size = 0;
+  uint64_t query_heads = 0;
+  uint64_t kv_heads = 0;
+  uint64_t head_dim = 0;
+  uint64_t v_head_dim = 0;   // = head_dim unless stated
+  uint64_t max_context = 0;
+  uint64_t params = 0;       // published parameter count
+  std::string weight_dtype;  // fp32 | fp16 | bf16 | fp8 | int8 | int4 ...
+
+  uint64_t vocab_size = 0;
+  uint64_t intermediate_size = 0;
+  bool tie_embeddings = false;
+  std::string mlp = "gated";  // gated (3 matrices) | plain (2 matrices)
+  bool attention_bias = false;
+  std::string norm = "rms";   // rms | layernorm
+
+  std::optional<MoeSpec> moe;
+  std::optional<MlaSpec> mla;
+  std::optional<MambaSpec> mamba;
+
+  std::vector<LayerGroup> groups;  // always non-empty after validation
+  std::string attention_stated;    // optional "attention:" cross-check (MHA/GQA/MQA/MLA)
+
+  /// Where each top-level field was read (for error messages); may be empty.
+  std::map<std::string, SourcePos, std::less<>> field_pos;
+
+  /// The position of `field`, or just the origin file when unknown.
+  SourcePos PosOf(std::string_view field) const;
+
+  /// "MHA", "GQA", "MQA" or "MLA" (by the first attention group's heads).
+  std::string AttentionKind() const;
+
+  /// For each layer index, the index of its group in `groups`.
+  std::vector<size_t> LayerToGroup() const;
+
+  /// True when some layer group holds per-token cache.
+  bool HasAttention() const;
+};
+
+/// Checks every cross-field rule (heads divide, groups add up, windows > 0...)
+/// and fills resolved fields. Throws Error naming the file, line and field.
+void ValidateModel(ModelSpec& spec);
+
+}  // namespace kvplan

@@ -1,0 +1,82 @@
+// Strict YAML reading for kvplan's input files. Only files in spec/ include
+// yaml-cpp. Every error names file:line:col and the field, and unknown or
+// duplicate keys are errors (a typo must not silently fall back to a default).
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/error.h"
+
+namespace kvplan {
+
+/// Limits enforced before and while parsing (see docs/reliability.md).
+struct YamlLimits {
+  static constexpr size_t kMaxFileBytes = 4 * 1024 * 1024;  // 4 MiB
+  static constexpr int kMaxDepth = 32;                       // nesting of maps and lists
+};
+
+/// Reads a whole file (at most YamlLimits::kMaxFileBytes). Throws Error "file: ...".
+std::string ReadTextFile(const std::string& path);
+
+/// Parses `text` as one YAML (or JSON) document named `file`. Throws Error with
+/// file:line:col on malformed input, an empty document, or nesting too deep.
+YAML::Node ParseYaml(const std::string& text, const std::string& file);
+
+/// Position of a node in `file` (1-based line and column).
+SourcePos PosOf(const YAML::Node& node, const std::string& file);
+
+/// Reads the fields of one YAML map, checking types, ranges, duplicate and
+/// unknown keys. Call Finish() after reading every field you know.
+class MapReader {
+ public:
+  /// `what` names the map in messages ("model spec", "layer_groups[2]").
+  MapReader(const YAML::Node& node, std::string file, std::string what);
+
+  bool Has(std::string_view key) const;
+  SourcePos Pos(std::string_view key) const;  // the key's value position
+  SourcePos Pos() const { return pos_; }      // the map's own position
+  const YAML::Node& Node() const { return node_; }
+
+  std::string Str(std::string_view key);
+  std::optional<std::string> OptStr(std::string_view key);
+  /// A positive integer (> 0) unless allow_zero.
+  uint64_t U64(std::string_view key, bool allow_zero = false);
+  std::optional<uint64_t> OptU64(std::string_view key, bool allow_zero = false);
+  /// A finite number > 0 unless allow_zero; accepts 989.4e12.
+  double Num(std::string_view key, bool allow_zero = false);
+  std::optional<double> OptNum(std::string_view key, bool allow_zero = false);
+  bool Bool(std::string_view key);
+  std::optional<bool> OptBool(std::string_view key);
+  /// A child map or list; Error if absent (use Has() first for optional ones).
+  YAML::Node Child(std::string_view key);
+
+  /// Error on the first key that was never asked for, suggesting the closest known one.
+  void Finish() const;
+
+ private:
+  YAML::Node Value(std::string_view key);
+  [[noreturn]] void FailAt(std::string_view key, const std::string& message) const;
+
+  YAML::Node node_;
+  std::string file_;
+  std::string what_;
+  SourcePos pos_;
+  std::set<std::string, std::less<>> asked_;
+};
+
+/// Parses a scalar as a positive integer (digits and '_' only).
+uint64_t ScalarU64(const YAML::Node& node, const std::string& file, std::string_view field,
+                   bool allow_zero = false);
+
+/// Parses a scalar as a finite number.
+double ScalarNum(const YAML::Node& node, const std::string& file, std::string_view field,
+                 bool allow_zero = false);
+
+}  // namespace kvplan

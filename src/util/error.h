@@ -1,0 +1,34 @@
+// kvplan::Error — the one error type. Readers and validators throw it; main()
+// catches it once, prints its message as one line on stderr and exits 2.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace kvplan {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+/// Throws Error with a fmt-formatted message.
+template <typename... Args>
+[[noreturn]] void Fail(fmt::format_string<Args...> format, Args&&... args) {
+  throw Error(fmt::format(format, std::forward<Args>(args)...));
+}
+
+/// A place in an input file, printed as "file:line:col" (1-based; 0 = unknown).
+struct SourcePos {
+  std::string file;
+  int line = 0;
+  int column = 0;
+
+  /// "file:line:col: " (or "file: " when the line is unknown; "" when no file).
+  std::string Prefix() const;
+};
+
+}  // namespace kvplan

@@ -1,0 +1,60 @@
+#include "util/suggest.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace kvplan {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+std::vector<std::string> ClosestNames(std::string_view name,
+                                      const std::vector<std::string>& candidates, size_t n) {
+  std::string key = Lower(name);
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const std::string& c : candidates) {
+    std::string lc = Lower(c);
+    size_t d = EditDistance(key, lc);
+    bool substring = key.size() >= 3 && lc.find(key) != std::string::npos;
+    size_t limit = std::max<size_t>(2, key.size() / 3);
+    if (substring) d = std::min<size_t>(d, 1);
+    if (d <= limit) scored.emplace_back(d, c);
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && i < n; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+std::string DidYouMean(std::string_view name, const std::vector<std::string>& candidates) {
+  std::vector<std::string> close = ClosestNames(name, candidates, 3);
+  if (close.empty()) return "";
+  std::string out = " (did you mean ";
+  for (size_t i = 0; i < close.size(); ++i) {
+    out += (i ? ", '" : "'") + close[i] + "'";
+  }
+  return out + "?)";
+}
+
+}  // namespace kvplan

@@ -1,0 +1,79 @@
+#include "cli_runner.h"
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace kvplan::test {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDirs {
+  std::vector<fs::path> dirs;
+  ~TempDirs() {
+    for (const fs::path& d : dirs) {
+      std::error_code ec;
+      fs::remove_all(d, ec);
+    }
+  }
+};
+
+TempDirs& AllTempDirs() {
+  static TempDirs dirs;
+  return dirs;
+}
+
+}  // namespace
+
+std::string TempDir() {
+  std::string tmpl = (fs::temp_directory_path() / "kvplan-test-XXXXXX").string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  char* made = mkdtemp(buf.data());
+  if (made == nullptr) throw std::runtime_error("mkdtemp failed");
+  AllTempDirs().dirs.emplace_back(made);
+  return made;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string WriteFile(const std::string& dir, const std::string& name, const std::string& text) {
+  std::string path = dir + "/" + name;
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+int LineCount(const std::string& text) {
+  int n = 0;
+  for (char c : text) n += c == '\n';
+  if (!text.empty() && text.back() != '\n') ++n;
+  return n;
+}
+
+std::string SourcePath(const std::string& rel) { return std::string(KVPLAN_SOURCE_DIR) + "/" + rel; }
+
+CliResult RunKvplan(const std::string& args, const std::string& cwd) {
+  std::string dir = cwd.empty() ? TempDir() : cwd;
+  std::string io = TempDir();
+  std::string cmd = "cd '" + dir + "' && '" KVPLAN_BINARY "' " + args + " >'" + io +
+                    "/out' 2>'" + io + "/err' </dev/null";
+  int status = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = ReadFile(io + "/out");
+  r.err = ReadFile(io + "/err");
+  return r;
+}
+
+}  // namespace kvplan::test

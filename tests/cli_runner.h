@@ -1,0 +1,33 @@
+// Runs the real kvplan executable for golden and error-text tests.
+#pragma once
+
+#include <string>
+
+namespace kvplan::test {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+/// Runs `kvplan <args>` (args are passed to /bin/sh, so quote as in a shell)
+/// from `cwd` (default: a fresh temporary directory) and captures its output.
+CliResult RunKvplan(const std::string& args, const std::string& cwd = "");
+
+/// A fresh empty temporary directory, removed at process exit.
+std::string TempDir();
+
+/// Writes `text` to `dir/name` and returns the path.
+std::string WriteFile(const std::string& dir, const std::string& name, const std::string& text);
+
+/// Reads a whole file ("" when missing).
+std::string ReadFile(const std::string& path);
+
+/// The number of lines in `text` (a final line without '\n' counts).
+int LineCount(const std::string& text);
+
+/// Path of a file in the source tree, e.g. SourcePath("models/gpt2.yaml").
+std::string SourcePath(const std::string& rel);
+
+}  // namespace kvplan::test

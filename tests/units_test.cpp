@@ -1,0 +1,66 @@
+#include <doctest/doctest.h>
+
+#include "util/checked.h"
+#include "util/units.h"
+
+using namespace kvplan;
+
+TEST_CASE("token counts follow vLLM's k = 1000, K = 1024 convention") {
+  CHECK(ParseTokens("4096") == 4096);
+  CHECK(ParseTokens("4k") == 4000);
+  CHECK(ParseTokens("4K") == 4096);
+  CHECK(ParseTokens("128K") == 131072);
+  CHECK(ParseTokens("1.5k") == 1500);
+  CHECK(ParseTokens("1M") == 1048576);
+  CHECK(ParseTokens("2m") == 2000000);
+  CHECK(ParseTokens("131_072") == 131072);
+  CHECK(ParseTokens("0") == 0);
+  CHECK_THROWS_WITH(ParseTokens("-5", "--context"), "--context: '-5' is negative");
+  CHECK(ParseTokens("1.5K") == 1536);
+  CHECK_THROWS_WITH(ParseTokens("1.3K", "--context"), "--context: '1.3K' is not a whole number");
+  CHECK_THROWS_WITH(ParseTokens("4x", "--context"),
+                    "--context: '4x' has an unknown suffix 'x' (use k/m/g = 1000s, K/M/G = 1024s)");
+  CHECK_THROWS_WITH(ParseTokens("", "--context"), "--context: empty value");
+  CHECK_THROWS_WITH(ParseTokens("abc", "--context"),
+                    "--context: 'abc' is not a number (expected e.g. 4096, 4k = 4000, 4K = 4096)");
+  CHECK_THROWS_WITH(ParseTokens("99999999999999999999G", "n"),
+                    "n: '99999999999999999999G' is too large (over 2^64)");
+}
+
+TEST_CASE("memory sizes: GB is 10^9, GiB is 2^30") {
+  CHECK(ParseBytes("80GB") == 80'000'000'000ull);
+  CHECK(ParseBytes("80GiB") == 80ull * kGiB);
+  CHECK(ParseBytes("80 GiB") == 80ull * kGiB);
+  CHECK(ParseBytes("3.81GiB") == 4'090'956'349ull);  // floor(3.81 * 2^30 = 4,090,956,349.44)
+  CHECK(ParseBytes("512MiB") == 512ull * kMiB);
+  CHECK(ParseBytes("1000") == 1000);
+  CHECK(ParseBytes("1.5TB") == 1'500'000'000'000ull);
+  CHECK(ParseBytes("16gib") == 16ull * kGiB);
+  CHECK_THROWS_WITH(ParseBytes("80XB", "--gpu-memory"),
+                    "--gpu-memory: '80XB' has an unknown unit 'XB' (use B, KB, MB, GB, TB or KiB, "
+                    "MiB, GiB, TiB)");
+  CHECK_THROWS_WITH(ParseBytes("-1GB", "m"), "m: '-1GB' is negative");
+}
+
+TEST_CASE("printing shows both conventions") {
+  CHECK(WithCommas(1342177280) == "1,342,177,280");
+  CHECK(WithCommas(0) == "0");
+  CHECK(WithCommas(999) == "999");
+  CHECK(FormatGiB(1342177280) == "1.25 GiB");
+  CHECK(FormatGB(1342177280) == "1.34 GB");
+  CHECK(FormatBoth(2 * kGiB) == "2.00 GiB (2.15 GB)");
+  CHECK(FormatBoth(512) == "512 B");
+  CHECK(FormatTokens(131072) == "131,072 (128K)");
+  CHECK(FormatTokens(4000) == "4,000");
+  CHECK(FormatTokens(1048576) == "1,048,576 (1M)");
+}
+
+TEST_CASE("checked arithmetic refuses to wrap") {
+  CHECK(CheckedMul(1ull << 32, 1ull << 31) == 1ull << 63);
+  CHECK_THROWS_WITH(CheckedMul(1ull << 32, 1ull << 32, "x"),
+                    "overflow: x = 4294967296 x 4294967296 does not fit in 64 bits");
+  CHECK_THROWS(CheckedAdd(UINT64_MAX, 1));
+  CHECK(CeilDiv(17, 16) == 2);
+  CHECK(CeilDiv(16, 16) == 1);
+  CHECK(RoundUp(17, 16) == 32);
+}
