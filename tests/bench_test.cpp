@@ -56,6 +56,7 @@ TEST_CASE("bench: TimeDecodeStep validates, then times the requested repeats") {
     BenchShape s{3000, 3, 2, 4, 64, KvDtype::kBf16, block};
     TimingOptions o;
     o.repeats = 3;
+    o.flush = false;  // not under test here, and a 512 MiB flush buffer is slow to build
     o.cpu.threads = 2;
     const StepTiming t = TimeDecodeStep(s, o);
     CHECK(t.samples.size() == 3);

@@ -290,9 +290,9 @@ void Run(const BenchOptions& o) {
   run.threads = o.threads > 0 ? o.threads : omp_get_max_threads();
   run.machine = kernels::MachineDescription();
 
-  // The read ceiling over 8x (quick) or 16x the LLC, at least 256 MiB.
+  // The read ceiling over 8x the LLC, within 256 MiB .. 512 MiB (quick) or 1 GiB.
   const uint64_t llc = kernels::LastLevelCacheBytes();
-  run.ceilings.read_buffer_bytes = std::max<uint64_t>(256 * kMiB, (o.quick ? 8 : 16) * llc);
+  run.ceilings.read_buffer_bytes = std::clamp<uint64_t>(8 * llc, 256 * kMiB, (o.quick ? 512 : 1024) * kMiB);
   Progress(fmt::format("measuring the read ceiling over {}", FormatGiB(run.ceilings.read_buffer_bytes)));
   run.ceilings.read_gbps = kernels::MeasureReadCeilingGbps(run.ceilings.read_buffer_bytes, o.threads,
                                                            o.quick ? 5 : 9);

@@ -55,17 +55,25 @@ double Median(std::vector<double> v) {
 }
 
 uint64_t LastLevelCacheBytes() {
-  for (int index = 4; index >= 0; --index) {
+  // The larger of what sysfs and the C library report: in a VM the guest's
+  // sysfs may show one CCX's L3 (32 MiB) while the vCPUs roam over a chip
+  // with more, and a line left in any of it is not a read from memory.
+  uint64_t bytes = 0;
+  for (int index = 4; index >= 0 && bytes == 0; --index) {
     std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
     std::string s;
     if (f >> s && !s.empty()) {
       uint64_t v = std::strtoull(s.c_str(), nullptr, 10);
       if (s.back() == 'K') v <<= 10;
       if (s.back() == 'M') v <<= 20;
-      if (v > 0) return v;
+      bytes = v;
     }
   }
-  return 32ull << 20;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 > 0) bytes = std::max(bytes, static_cast<uint64_t>(l3));
+#endif
+  return bytes > 0 ? bytes : 32ull << 20;
 }
 
 std::string MachineDescription() {
@@ -130,19 +138,27 @@ double MeasureFmaPeakFlops(SimdPath path, int threads) {
   return sink > 0 ? Median(samples) : 0;
 }
 
-CacheFlusher::CacheFlusher() : buffer_(std::max<uint64_t>(64ull << 20, 2 * LastLevelCacheBytes())) {}
+CacheFlusher::CacheFlusher()
+    : buffer_(std::clamp<uint64_t>(2 * LastLevelCacheBytes(), 64ull << 20, 512ull << 20)) {}
 
 void CacheFlusher::Flush() {
-  // Reads, not writes: a written flush buffer leaves the caches full of dirty
-  // lines whose write-back would then be charged to the timed step.
-  const auto* p = static_cast<const uint64_t*>(buffer_.data());
-  const uint64_t words = buffer_.size() / sizeof(uint64_t);
+  // Write the first half (written lines surely displace whatever the caches
+  // held), then read the second half (so those dirty lines are written back
+  // now, not during the timed step, which would be charged for them).
+  ++round_;
+  auto* p = static_cast<unsigned char*>(buffer_.data());
+  const uint64_t half = buffer_.size() / 2 / sizeof(uint64_t) * sizeof(uint64_t);
+  const auto* q = reinterpret_cast<const uint64_t*>(p + half);
+  const uint64_t words = half / sizeof(uint64_t);
+  const unsigned char value = round_;
   uint64_t total = 0;
 #pragma omp parallel reduction(+ : total)
   {
     const uint64_t i = static_cast<uint64_t>(omp_get_thread_num());
     const uint64_t t = static_cast<uint64_t>(omp_get_num_threads());
-    total += SumSlice(p + words * i / t, words * (i + 1) / t - words * i / t);
+    std::memset(p + half * i / t, value, half * (i + 1) / t - half * i / t);
+#pragma omp barrier
+    total += SumSlice(q + words * i / t, words * (i + 1) / t - words * i / t);
   }
   sink_ = sink_ + total;
 }

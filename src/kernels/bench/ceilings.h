@@ -16,7 +16,8 @@ namespace kvplan::kernels {
 /// Median of `samples` (the mean of the middle two for an even count); 0 if empty.
 double Median(std::vector<double> samples);
 
-/// Bytes of the last-level cache (sysfs), or 32 MiB when unknown.
+/// Bytes of the last-level cache: the larger of sysfs and sysconf (32 MiB
+/// when neither knows).
 uint64_t LastLevelCacheBytes();
 
 /// "AMD EPYC, 2 cores" from /proc/cpuinfo (model name) and the online CPU count.
@@ -30,8 +31,9 @@ double MeasureReadCeilingGbps(uint64_t bytes, int threads, int repeats);
 /// kScalar: the portable loop the compiler makes of a*b+c), all threads.
 double MeasureFmaPeakFlops(SimdPath path, int threads);
 
-/// Evicts the caches by reading a buffer of twice the LLC (at least 64 MiB)
-/// from all threads, so the next timing reads its data from memory.
+/// Evicts the caches so the next timing reads its data from memory: writes
+/// one LLC-sized half of a buffer, then reads the other half (64 to 512 MiB
+/// in all), from all threads.
 class CacheFlusher {
  public:
   CacheFlusher();
@@ -39,6 +41,7 @@ class CacheFlusher {
 
  private:
   AlignedBuffer buffer_;
+  unsigned char round_ = 0;
   volatile uint64_t sink_ = 0;
 };
 

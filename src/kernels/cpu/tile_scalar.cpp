@@ -10,9 +10,27 @@ namespace kvplan::kernels::cpu {
 
 namespace {
 
-// Widens n rows of d elements (with no scale) into dst [n][d] floats.
+// Widens n rows of d elements (with no scale) into dst [n][d] floats; one
+// switch per tile, the exact inline conversions per element.
 void Widen(const void* src, int64_t n, int64_t d, KvDtype dtype, float* dst) {
-  for (int64_t i = 0; i < n * d; ++i) dst[i] = DecodeElement(src, i, dtype);
+  const int64_t count = n * d;
+  switch (dtype) {
+    case KvDtype::kFp32:
+      for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<const float*>(src)[i];
+      return;
+    case KvDtype::kFp16:
+      for (int64_t i = 0; i < count; ++i) dst[i] = HalfToFloat(static_cast<const uint16_t*>(src)[i]);
+      return;
+    case KvDtype::kBf16:
+      for (int64_t i = 0; i < count; ++i) dst[i] = Bf16ToFloat(static_cast<const uint16_t*>(src)[i]);
+      return;
+    case KvDtype::kInt8:
+      for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<float>(static_cast<const int8_t*>(src)[i]);
+      return;
+    case KvDtype::kFp8E4M3:
+      for (int64_t i = 0; i < count; ++i) dst[i] = Fp8E4M3ToFloat(static_cast<const uint8_t*>(src)[i]);
+      return;
+  }
 }
 
 // q . k with eight interleaved partial sums: as accurate as the SIMD path's
