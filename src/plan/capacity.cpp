@@ -263,8 +263,9 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
     // Only the last stage samples: earlier stages reserve the forward pass alone.
     uint64_t reserve = r.reserve.total_bytes;
     if (!last && !r.reserve.overridden && (c.engine == Engine::kVllm || c.engine == Engine::kTrtllm)) {
-      reserve = c.engine == Engine::kVllm ? r.reserve.activation_bytes + r.reserve.non_torch_bytes
-                                          : reserve - r.reserve.logits_bytes;
+      reserve = c.engine == Engine::kVllm
+                    ? r.reserve.activation_bytes + r.reserve.non_torch_bytes + r.reserve.rope_cache_bytes
+                    : reserve - r.reserve.logits_bytes;
     }
     int64_t headroom = 0;
     uint64_t budget = 0;

@@ -90,6 +90,7 @@ struct Reserve {
   uint64_t logits_bytes = 0;      // fp32 logits + sampler buffers for the sampled rows
   uint64_t non_torch_bytes = 0;   // CUDA context, cuBLAS/NCCL workspaces
   uint64_t cuda_graph_bytes = 0;  // captured graphs' private pools
+  uint64_t rope_cache_bytes = 0;  // rotary cos/sin table: max_context x rotary dim x 2 B
   uint64_t total_bytes = 0;       // what is subtracted
   bool overridden = false;        // --reserve given: total_bytes is the user's
 };
