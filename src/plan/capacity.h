@@ -143,6 +143,7 @@ struct CapacityResult {
   uint64_t max_requests = 0;         // whole requests: floor(max_concurrency)
   bool fits = false;                 // at least one max_model_len request fits
   uint64_t largest_max_model_len = 0;  // longest single request the cache holds (vLLM's estimate)
+  uint64_t model_max_context = 0;      // the model's max_context: searches stop there
 
   std::vector<StageCapacity> stages;  // pp entries, stage order
   size_t tightest_stage = 0;
@@ -189,8 +190,9 @@ Reserve ModelReserve(const ModelSpec& model, const HardwareSpec& gpu,
 CapacityResult ComputeCapacity(const ModelSpec& model, const HardwareSpec& gpu,
                                const EngineConfig& config);
 
-/// The longest max_model_len at which `concurrency` requests fit at once
-/// (0 when not even one token each fits). Uses ComputeCapacity's blocks.
+/// The longest max_model_len (at most the model's max_context) at which
+/// `concurrency` requests fit at once (0 when not even one token each fits).
+/// Uses ComputeCapacity's blocks.
 uint64_t MaxModelLenAtConcurrency(const CapacityResult& capacity, uint64_t concurrency);
 
 }  // namespace kvplan
