@@ -302,6 +302,20 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   }
   r.explicit_budget = c.kv_cache_memory_bytes != 0 || c.max_total_tokens != 0;
   const StageCapacity& t = r.stages[r.tightest_stage];
+  if (r.explicit_budget) {
+    // The engine takes the given budget as is (SGLang: at most what memory
+    // allows); say so when the estimate has less room.
+    const uint64_t room = t.headroom_bytes > 0 ? static_cast<uint64_t>(t.headroom_bytes) : 0;
+    if (t.kv_budget_bytes > room) {
+      AddLint(r, Severity::kWarning, "budget-over-memory",
+              c.engine == Engine::kSglang && c.max_total_tokens != 0
+                  ? fmt::format("--max-total-tokens {} is more than the {} tokens memory allows; SGLang "
+                                "would keep the smaller", c.max_total_tokens,
+                                t.bytes_per_token ? room / t.bytes_per_token : 0)
+                  : fmt::format("the given KV budget {} is more than the {} left after weights and the "
+                                "modelled reserve", FormatBoth(t.kv_budget_bytes), FormatBoth(room)));
+    }
+  }
   r.kv_budget_bytes = t.kv_budget_bytes;
   r.bytes_per_token = t.bytes_per_token;
   r.block_bytes = t.block_bytes;
