@@ -119,6 +119,7 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   const std::vector<uint64_t> stage_layers = PipelineStageLayers(m.layers, c.pp);
   uint64_t first = 0;
   uint64_t min_blocks = UINT64_MAX;
+  std::vector<uint64_t> trt_free;  // TRT-LLM: memory free after loading, per stage
   for (uint64_t s = 0; s < c.pp; ++s) {
     StageCapacity st;
     st.stage = s;
@@ -145,7 +146,7 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
                                  static_cast<int64_t>(st.weights_bytes) - static_cast<int64_t>(reserve);
       headroom = free_after > 0 ? static_cast<int64_t>(static_cast<double>(free_after) * c.memory_fraction)
                                 : free_after;
-      if (s == 0 || last) r.usable_bytes = free_after > 0 ? static_cast<uint64_t>(free_after) : 0;
+      trt_free.push_back(free_after > 0 ? static_cast<uint64_t>(free_after) : 0);
     } else {
       headroom = static_cast<int64_t>(r.usable_bytes) - static_cast<int64_t>(st.weights_bytes) -
                  static_cast<int64_t>(reserve);
@@ -166,6 +167,7 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   }
   r.explicit_budget = c.kv_cache_memory_bytes != 0 || c.max_total_tokens != 0;
   const StageCapacity& t = r.stages[r.tightest_stage];
+  if (c.engine == Engine::kTrtllm) r.usable_bytes = trt_free[r.tightest_stage];
   if (r.explicit_budget) {
     // The engine takes the given budget as is (SGLang: at most what memory
     // allows); say so when the estimate has less room.
@@ -186,14 +188,17 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   r.num_blocks = min_blocks;
 
   if (!r.explicit_budget && t.headroom_bytes <= 0) {
-    const bool weights_alone = static_cast<int64_t>(t.weights_bytes) >
-                               static_cast<int64_t>(c.engine == Engine::kTrtllm ? r.total_memory_bytes : r.usable_bytes);
+    const bool weights_alone =
+        t.weights_bytes > (c.engine == Engine::kTrtllm ? r.total_memory_bytes : r.usable_bytes);
     AddLint(r, Severity::kError, weights_alone ? "weights-fit" : "no-kv-memory",
             weights_alone
-                ? fmt::format("{} does not fit: its weights take {} per GPU but {} x {} = {} is usable; "
+                ? fmt::format("{} does not fit: its weights take {} per GPU but {} is usable; "
                               "use more GPUs (-tp/-pp) or quantized weights (--weight-dtype)",
-                              m.name, FormatBoth(t.weights_bytes), FormatBoth(r.total_memory_bytes),
-                              c.memory_fraction, FormatBoth(r.usable_bytes))
+                              m.name, FormatBoth(t.weights_bytes),
+                              c.engine == Engine::kVllm || c.engine == Engine::kSglang
+                                  ? fmt::format("{} x {} = {}", FormatBoth(r.total_memory_bytes),
+                                                c.memory_fraction, FormatBoth(r.usable_bytes))
+                                  : FormatBoth(r.total_memory_bytes))
                 : fmt::format("no memory is left for the KV cache: weights {} + reserve {} exceed the "
                               "usable {} per GPU", FormatBoth(t.weights_bytes),
                               FormatBoth(r.reserve.total_bytes), FormatBoth(r.usable_bytes)));
