@@ -7,11 +7,13 @@ namespace kvplan {
 
 void SetupSizeCommand(CLI::App& app, int& exit_code);
 void SetupModelsCommand(CLI::App& app, int& exit_code);
+void SetupBenchCommand(CLI::App& app, int& exit_code);
 void SetupDemoCommand(CLI::App& app, int& exit_code);
 
 inline constexpr CommandSetup kCommands[] = {
     SetupSizeCommand,
     SetupModelsCommand,
+    SetupBenchCommand,
     SetupDemoCommand,
 };
 
