@@ -11,6 +11,7 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code);
 void SetupGpusCommand(CLI::App& app, int& exit_code);
 void SetupBenchCommand(CLI::App& app, int& exit_code);
 void SetupDemoCommand(CLI::App& app, int& exit_code);
+void SetupLatencyCommand(CLI::App& app, int& exit_code);
 
 inline constexpr CommandSetup kCommands[] = {
     SetupSizeCommand,
@@ -19,6 +20,7 @@ inline constexpr CommandSetup kCommands[] = {
     SetupGpusCommand,
     SetupBenchCommand,
     SetupDemoCommand,
+    SetupLatencyCommand,
 };
 
 }  // namespace kvplan
