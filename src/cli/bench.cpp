@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -90,6 +91,7 @@ Json ResultJson(const ShapeResult& r, const BenchRun& run) {
   j.Set("bytes_read", r.timing.bytes_read);
   j.Set("flops", r.timing.flops);
   j.Set("seconds", r.timing.seconds);
+  j.Set("seconds_min", *std::min_element(r.timing.samples.begin(), r.timing.samples.end()));
   j.Set("gbps", r.gbps);
   j.Set("gflops", r.gflops);
   j.Set("flop_per_byte", r.flop_per_byte);
