@@ -42,7 +42,10 @@ struct Setup {
   uint64_t context = 0, batch = 0, prompt = 0;
 };
 
-std::string Ms(double s) { return fmt::format("{:.3g}", s * 1e3); }
+std::string Ms(double s) {
+  const double ms = s * 1e3;
+  return ms >= 1000 ? WithCommas(static_cast<uint64_t>(std::llround(ms))) : fmt::format("{:.3g}", ms);
+}
 std::string Rate(double per_s) { return per_s >= 100 ? fmt::format("{:.0f}", per_s) : fmt::format("{:.3g}", per_s); }
 
 std::string BandwidthSource(const HardwareSpec& hw) {
