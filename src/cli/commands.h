@@ -10,6 +10,8 @@ void SetupModelsCommand(CLI::App& app, int& exit_code);
 void SetupCapacityCommand(CLI::App& app, int& exit_code);
 void SetupGpusCommand(CLI::App& app, int& exit_code);
 void SetupBenchCommand(CLI::App& app, int& exit_code);
+void SetupDemoCommand(CLI::App& app, int& exit_code);
+void SetupLatencyCommand(CLI::App& app, int& exit_code);
 
 inline constexpr CommandSetup kCommands[] = {
     SetupSizeCommand,
@@ -17,6 +19,8 @@ inline constexpr CommandSetup kCommands[] = {
     SetupCapacityCommand,
     SetupGpusCommand,
     SetupBenchCommand,
+    SetupDemoCommand,
+    SetupLatencyCommand,
 };
 
 }  // namespace kvplan
