@@ -13,6 +13,7 @@
 #include "kernels/cuda/decode_plan.h"
 #include "kernels/decode.h"
 #include "kernels/kv_cache.h"
+#include "cli_runner.h"
 
 #if defined(KVPLAN_HAVE_CUDA)
 #include "kernels/cuda/cuda_bench.h"
@@ -150,6 +151,25 @@ TEST_CASE("cuda plan: the kernel's row index equals decode.h's KvLayout::Row") {
       for (int32_t h = 0; h < kv_heads; ++h)
         for (int32_t t = 0; t < lens[b]; ++t) REQUIRE(KvRowIndex(dl, b, h, t) == l.Row(b, h, t, kv_heads));
   }
+}
+
+TEST_CASE("kvplan bench --device cuda without a usable GPU is one error line, exit 2") {
+#if defined(KVPLAN_HAVE_CUDA)
+  try {
+    OpenCudaDevice();
+    std::printf("cuda_test: a CUDA device is present; the no-device message is not testable here\n");
+    return;  // with a GPU this command would run the whole sweep (gpu-check.sh does)
+  } catch (const kvplan::Error&) {
+  }
+  const std::string prefix = "kvplan: error: no CUDA device: ";
+#else
+  const std::string prefix = "kvplan: error: --device cuda: this kvplan was built without CUDA";
+#endif
+  const kvplan::test::CliResult r = kvplan::test::RunKvplan("bench --device cuda --quick");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind(prefix, 0) == 0);
+  CHECK(kvplan::test::LineCount(r.err) == 1);
 }
 
 #if defined(KVPLAN_HAVE_CUDA)
