@@ -24,7 +24,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.memory --form
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 nvcc --version | tail -n 2
 cmake --version | head -n 1
-"${CXX:-c++}" --version | head -n 1
+"${CXX:-c++}" --version | head -n 1 || echo "no c++ on PATH (nvcc needs a host compiler)"
 
 step "unpacking the carried Debian packages"
 prefix=/tmp/kvplan-debs

@@ -296,6 +296,9 @@ CudaCaseResult RunCudaCase(const CudaCase& c, const CudaDevice& device, int repe
   for (int i = 0; i < 3; ++i) run(i % result.cache_copies);  // warm-up: clocks, instruction cache
   std::vector<double> us;
   for (int i = 0; i < repeats; ++i) {
+    // ~100 us of spinning covers the host's enqueueing of what follows, so
+    // the events time the kernels alone (a 4K-token step is a few us).
+    KVPLAN_CUDA_CHECK(EnqueueSpin(200000, stream.get()));
     poison();
     KVPLAN_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
     run(i % result.cache_copies);

@@ -43,6 +43,11 @@ void LaunchDecode(const PreparedDecode& prepared, const DeviceDecodeArgs& args, 
 
 namespace kvplan::kernels::cuda {
 
+/// Enqueues a one-thread kernel that spins for `cycles` SM clocks: put
+/// before a timed region so the GPU is still busy while the host enqueues
+/// it, and the CUDA events time the GPU work, not the launch overhead.
+cudaError_t EnqueueSpin(int64_t cycles, cudaStream_t stream);
+
 /// Enqueues the split kernel and, when args.max_splits > 1, the merge
 /// kernel; returns the first launch error (decode_launch.cu).
 cudaError_t EnqueueDecode(DecodeKernelFn kernel, int64_t smem_bytes, const DeviceDecodeArgs& args,

@@ -34,7 +34,19 @@ __global__ void __launch_bounds__(kMergeThreads)
   }
 }
 
+// Keeps one SM busy for `cycles` clocks.
+__global__ void SpinKernel(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
 }  // namespace
+
+cudaError_t EnqueueSpin(int64_t cycles, cudaStream_t stream) {
+  SpinKernel<<<1, 1, 0, stream>>>(static_cast<long long>(cycles));
+  return cudaGetLastError();
+}
 
 cudaError_t EnqueueDecode(DecodeKernelFn kernel, int64_t smem_bytes, const DeviceDecodeArgs& args,
                           unsigned y_blocks, cudaStream_t stream) {
