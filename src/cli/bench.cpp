@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -39,6 +40,8 @@ struct BenchOptions {
   std::string simd = "auto";
   int repeats = 0;  // 0: 5 (quick) or 7
   std::string max_cache;
+  std::vector<std::string> shapes;  // --shape specs; empty: the sweep
+  bool concat = false;
   std::string hardware;
   std::string save;
   bool force = false;
@@ -89,6 +92,7 @@ Json ResultJson(const ShapeResult& r, const BenchRun& run) {
   j.Set("bytes_read", r.timing.bytes_read);
   j.Set("flops", r.timing.flops);
   j.Set("seconds", r.timing.seconds);
+  j.Set("seconds_min", *std::min_element(r.timing.samples.begin(), r.timing.samples.end()));
   j.Set("gbps", r.gbps);
   j.Set("gflops", r.gflops);
   j.Set("flop_per_byte", r.flop_per_byte);
@@ -98,6 +102,10 @@ Json ResultJson(const ShapeResult& r, const BenchRun& run) {
   j.Set("fraction_of_read_ceiling", r.fraction_of_read_ceiling);
   if (auto ds = DatasheetGbps(run)) j.Set("fraction_of_datasheet", r.gbps / *ds);
   j.Set("validation_error_ratio", r.timing.validation_ratio);
+  if (r.concat_seconds > 0) {
+    j.Set("concat_seconds", r.concat_seconds);
+    j.Set("concat_slowdown", r.concat_seconds / r.timing.seconds);
+  }
   return j;
 }
 
@@ -140,6 +148,8 @@ Table ResultTable(const BenchRun& run, bool csv) {
                                                                  "% read ceiling", "bound",
                                                                  "% of bound", "GFLOP/s"};
   if (ds) head.push_back(csv ? "fraction_of_datasheet" : "% datasheet");
+  const bool concat = !run.results.empty() && run.results.front().concat_seconds > 0;
+  if (concat) head.push_back(csv ? "concat_seconds" : "concat/step");
   Table t(head);
   t.SetAlign(0, Table::Align::kLeft);
   for (const ShapeResult& r : run.results) {
@@ -150,12 +160,18 @@ Table ResultTable(const BenchRun& run, bool csv) {
              r.compute_bound ? "compute" : "bandwidth", fmt::format("{:.4f}", r.fraction_of_ceiling),
              fmt::format("{:.2f}", r.gflops)};
       if (ds) row.push_back(fmt::format("{:.4f}", r.gbps / *ds));
+      if (concat) row.push_back(fmt::format("{:.6g}", r.concat_seconds));
     } else {
       row = {r.shape.Label(), FormatGiB(r.timing.bytes_read), fmt::format("{:.3f} ms", 1e3 * r.timing.seconds),
              fmt::format("{:.1f}", r.gbps), Pct(r.fraction_of_read_ceiling),
              r.compute_bound ? "compute" : "bandwidth", Pct(r.fraction_of_ceiling),
              fmt::format("{:.1f}", r.gflops)};
       if (ds) row.push_back(Pct(r.gbps / *ds));
+      if (concat) {
+        row.push_back(r.concat_seconds > 0 ? fmt::format("{:.3f} ms ({:.1f}x)", 1e3 * r.concat_seconds,
+                                                         r.concat_seconds / r.timing.seconds)
+                                           : "-");
+      }
     }
     t.AddRow(row);
   }
@@ -263,7 +279,10 @@ void Run(const BenchOptions& o) {
   if (!o.hardware.empty()) run.hardware = LoadHardware(o.hardware);
   const uint64_t max_cache = o.max_cache.empty() ? UINT64_MAX : ParseBytes(o.max_cache, "--max-cache");
   std::vector<BenchShape> shapes;
-  for (const BenchShape& s : kernels::BenchSweep(o.quick)) {
+  std::vector<BenchShape> candidates;
+  for (const std::string& spec : o.shapes) candidates.push_back(kernels::ParseBenchShape(spec));
+  if (candidates.empty()) candidates = kernels::BenchSweep(o.quick);
+  for (const BenchShape& s : candidates) {
     if (s.CacheBytes() <= max_cache) shapes.push_back(s);
   }
   if (shapes.empty()) Fail("--max-cache {}: no shape of the sweep is that small", o.max_cache);
@@ -290,6 +309,10 @@ void Run(const BenchOptions& o) {
     Progress(fmt::format("[{}/{}] {} ({}): validating, then timing", i + 1, shapes.size(),
                          shapes[i].Label(), FormatGiB(shapes[i].CacheBytes())));
     run.results.push_back(kernels::RunShape(shapes[i], run.ceilings, topt));
+    if (o.concat && shapes[i].block_tokens == 0) {
+      Progress(fmt::format("[{}/{}] {}: timing concat-per-step", i + 1, shapes.size(), shapes[i].Label()));
+      run.results.back().concat_seconds = kernels::TimeConcatStep(shapes[i], topt);
+    }
     if (kernels::IsCurveShape(shapes[i])) curve[run.results.back().timing.bytes_read] = run.results.back().gbps;
   }
   Progress("");
@@ -321,6 +344,11 @@ void SetupBenchCommand(CLI::App& app, int& exit_code) {
   sub->add_option("--repeats", o->repeats, "Timed steps per shape, median reported (default 7; 5 with --quick)");
   sub->add_option("--max-cache", o->max_cache,
                   "Skip shapes whose cache is larger (e.g. 64MiB on a machine short of memory)");
+  sub->add_option("--shape", o->shapes,
+                  "Time this shape instead of the sweep (repeatable): dtype=fp16,context=128K,"
+                  "batch=1,kv_heads=8,group=4,head_dim=128,block=0");
+  sub->add_flag("--concat", o->concat,
+                "Also time the naive concat-per-step cache (copy everything, then attend)");
   sub->add_option("--hardware,--gpu", o->hardware,
                   "Catalog name or spec file whose datasheet bandwidth to compare with");
   sub->add_option("--save", o->save,
@@ -331,6 +359,7 @@ void SetupBenchCommand(CLI::App& app, int& exit_code) {
   kvplan bench --quick
   kvplan bench --save my-machine.yaml && kvplan latency llama-3.1-8b --profile my-machine.yaml -c 4K
   kvplan bench --simd scalar --threads 1 --format json
+  kvplan bench --shape dtype=fp32,context=128K,kv_heads=8 --concat
 
 Each shape is validated against a float64 reference before it is timed; a
 wrong kernel is refused, not timed.)");

@@ -30,7 +30,7 @@ double MeasureReadCeilingGbps(uint64_t bytes, int threads, int repeats);
 /// kScalar: the portable loop the compiler makes of a*b+c), all threads.
 double MeasureFmaPeakFlops(SimdPath path, int threads);
 
-/// Evicts the caches by writing a buffer of twice the LLC (at least 64 MiB)
+/// Evicts the caches by reading a buffer of twice the LLC (at least 64 MiB)
 /// from all threads, so the next timing reads its data from memory.
 class CacheFlusher {
  public:
@@ -39,7 +39,7 @@ class CacheFlusher {
 
  private:
   AlignedBuffer buffer_;
-  unsigned char round_ = 0;
+  volatile uint64_t sink_ = 0;
 };
 
 namespace detail {

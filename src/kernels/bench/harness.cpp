@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <memory>
 #include <random>
 
 #include "kernels/bench/ceilings.h"
+#include "kernels/fp_convert.h"
 #include "kernels/kv_cache.h"
 #include "kernels/reference.h"
 #include "util/error.h"
@@ -104,6 +107,106 @@ StepTiming TimeDecodeStep(const BenchShape& shape, const TimingOptions& options)
   timing.bytes_read = shape.CacheBytes();
   timing.flops = shape.Flops();
   return timing;
+}
+
+double TimeConcatStep(const BenchShape& shape, const TimingOptions& options) {
+  if (shape.block_tokens > 0) Fail("concat-per-step is timed on contiguous caches only");
+  // Sequence b of the old cache: [kv_heads][n][d]; the new one has n + 1 rows per head.
+  const int64_t n = shape.context, d = shape.head_dim, h = shape.kv_heads;
+  KvCache cache = KvCache::Contiguous(shape.batch, h, d, n, shape.dtype);
+  cache.FillRandom(std::vector<int64_t>(static_cast<size_t>(shape.batch), n), options.seed);
+  const DecodeShape ds = shape.Decode();
+  std::vector<float> q(static_cast<size_t>(ds.batch * ds.q_heads * d), 0.5f), out(q.size());
+  std::vector<float> k_new(static_cast<size_t>(d), 0.25f);
+  const uint64_t row = static_cast<uint64_t>(d) * ElementBytes(shape.dtype);
+  const uint64_t rows_old = static_cast<uint64_t>(shape.batch * h * n);
+  const uint64_t rows_new = static_cast<uint64_t>(shape.batch * h * (n + 1));
+  const KvCacheView old = cache.View();
+  CacheFlusher flusher;
+  std::vector<double> samples;
+  for (int r = 0; r < std::max(1, options.repeats) + 1; ++r) {
+    if (options.flush) flusher.Flush();
+    const double t0 = Now();
+    // What `torch.cat` / np.concatenate per step does: a new buffer, every row copied.
+    std::unique_ptr<unsigned char[]> k(new unsigned char[rows_new * row]);
+    std::unique_ptr<unsigned char[]> v(new unsigned char[rows_new * row]);
+    std::unique_ptr<float[]> ks, vs;
+    if (HasScales(shape.dtype)) {
+      ks.reset(new float[rows_new]);
+      vs.reset(new float[rows_new]);
+    }
+    for (uint64_t i = 0; i < rows_old / static_cast<uint64_t>(n); ++i) {  // each (sequence, head)
+      const uint64_t src = i * static_cast<uint64_t>(n), dst = i * static_cast<uint64_t>(n + 1);
+      std::memcpy(k.get() + dst * row, static_cast<const unsigned char*>(old.k) + src * row, n * row);
+      std::memcpy(v.get() + dst * row, static_cast<const unsigned char*>(old.v) + src * row, n * row);
+      float scale = 1;
+      QuantizeRow(k_new.data(), d, shape.dtype, k.get() + (dst + n) * row, &scale);
+      QuantizeRow(k_new.data(), d, shape.dtype, v.get() + (dst + n) * row, &scale);
+      if (ks) {
+        std::memcpy(ks.get() + dst, old.k_scale + src, n * sizeof(float));
+        std::memcpy(vs.get() + dst, old.v_scale + src, n * sizeof(float));
+        ks[dst + n] = vs[dst + n] = scale;
+      }
+    }
+    DecodeArgs args;
+    args.shape = ds;
+    const std::vector<int64_t> lens(static_cast<size_t>(shape.batch), n + 1);
+    args.seq_lens = lens.data();
+    args.q = q.data();
+    args.cache.dtype = shape.dtype;
+    args.cache.layout.capacity = n + 1;
+    args.cache.k = k.get();
+    args.cache.v = v.get();
+    args.cache.k_scale = ks.get();
+    args.cache.v_scale = vs.get();
+    args.out = out.data();
+    if (options.kernel) {
+      options.kernel(args);
+    } else {
+      DecodeAttentionCpu(args, options.cpu);
+    }
+    const double dt = Now() - t0;
+    if (r > 0) samples.push_back(dt);  // the first pass warms up the allocator
+  }
+  return Median(samples);
+}
+
+BenchShape ParseBenchShape(std::string_view spec) {
+  BenchShape s;
+  std::string_view rest = spec;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) Fail("--shape {}: expected key=value, got '{}'", spec, item);
+    const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "dtype") {
+      s.dtype = ParseKvDtype(value);
+      continue;
+    }
+    const int64_t v = static_cast<int64_t>(ParseTokens(value, fmt::format("--shape {}", key)));
+    if (key == "context") {
+      s.context = v;
+    } else if (key == "batch") {
+      s.batch = v;
+    } else if (key == "kv_heads") {
+      s.kv_heads = v;
+    } else if (key == "group") {
+      s.group = v;
+    } else if (key == "head_dim") {
+      s.head_dim = v;
+    } else if (key == "block") {
+      s.block_tokens = v;
+    } else {
+      Fail("--shape: unknown key '{}' (known: dtype, context, batch, kv_heads, group, head_dim, block)",
+           key);
+    }
+  }
+  if (s.context < 1 || s.batch < 1 || s.kv_heads < 1 || s.group < 1 || s.head_dim < 1) {
+    Fail("--shape {}: context, batch, kv_heads, group and head_dim must be >= 1", spec);
+  }
+  return s;
 }
 
 ShapeResult RunShape(const BenchShape& shape, const Ceilings& ceilings, const TimingOptions& options) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/cpu/decode_cpu.h"
@@ -58,6 +59,17 @@ struct StepTiming {
 /// times nothing when the kernel is outside ToleranceFor(dtype).
 StepTiming TimeDecodeStep(const BenchShape& shape, const TimingOptions& options);
 
+/// The naive alternative to an O(1) append, for comparison: each step
+/// concatenates the cache with the new token into a freshly allocated
+/// buffer (copying all of it, as `cat` per step does), then runs the same
+/// kernel on the copy. Median seconds per step, caches flushed before each.
+double TimeConcatStep(const BenchShape& shape, const TimingOptions& options);
+
+/// Parses a --shape spec: comma-separated key=value, keys dtype, context
+/// (4K/4k accepted), batch, kv_heads, group, head_dim, block (0 =
+/// contiguous); missing keys keep BenchShape's defaults. Throws kvplan::Error.
+BenchShape ParseBenchShape(std::string_view spec);
+
 /// The machine's ceilings, measured once per run.
 struct Ceilings {
   double read_gbps = 0;     // STREAM-style read, all threads
@@ -77,6 +89,7 @@ struct ShapeResult {
   double ceiling_gbps = 0;      // the lower of the two
   double fraction_of_ceiling = 0;       // gbps / ceiling_gbps
   double fraction_of_read_ceiling = 0;  // gbps / read ceiling
+  double concat_seconds = 0;            // TimeConcatStep, when asked for
 };
 
 /// Times `shape` and places it against `ceilings`.
