@@ -266,7 +266,7 @@ void SaveProfile(const BenchRun& run, const std::string& path, bool force) {
 
 void Run(const BenchOptions& o) {
   if (o.device == "cuda") {
-    RunCudaBench({o.quick, o.repeats, o.max_cache, o.hardware, o.save, o.force, o.format});
+    RunCudaBench({o.quick, o.repeats, o.max_cache, o.hardware, o.save, o.force, o.format, o.shapes});
     return;
   }
   if (o.device != "cpu") Fail("--device {}: expected cpu or cuda", o.device);

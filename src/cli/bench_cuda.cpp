@@ -276,7 +276,10 @@ void RunCudaBench(const CudaBenchCliOptions& o) {
   if (!o.hardware.empty()) run.hardware = LoadHardware(o.hardware);
   const uint64_t max_cache = o.max_cache.empty() ? UINT64_MAX : ParseBytes(o.max_cache, "--max-cache");
   std::vector<BenchShape> shapes;
-  for (const BenchShape& s : CudaSweep(o.quick)) {
+  std::vector<BenchShape> candidates;
+  for (const std::string& spec : o.shapes) candidates.push_back(kernels::ParseBenchShape(spec));
+  if (candidates.empty()) candidates = CudaSweep(o.quick);
+  for (const BenchShape& s : candidates) {
     if (s.CacheBytes() <= max_cache) shapes.push_back(s);
   }
   if (shapes.empty()) Fail("--max-cache {}: no shape of the sweep is that small", o.max_cache);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace kvplan {
 
@@ -16,6 +17,7 @@ struct CudaBenchCliOptions {
   std::string save;        // profile path
   bool force = false;
   std::string format = "text";
+  std::vector<std::string> shapes;  // --shape specs (ParseBenchShape); empty: the CUDA sweep
 };
 
 /// Runs the CUDA sweep and prints it. Throws kvplan::Error (exit 2) when
