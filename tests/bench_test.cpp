@@ -123,7 +123,7 @@ TEST_CASE("kvplan bench: bad input is one error line") {
   test::CliResult r = test::RunKvplan("bench --max-cache 1KiB", dir);
   CHECK(r.exit_code == 2);
   CHECK(r.err == "kvplan: error: --max-cache 1KiB: no shape of the sweep is that small\n");
-  r = test::RunKvplan("bench --device cuda", dir);
+  r = test::RunKvplan("bench --device tpu", dir);  // --device cuda: tests/cuda_test.cpp
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "kvplan: error: --device cuda: this build measures the cpu only\n");
+  CHECK(r.err == "kvplan: error: --device tpu: expected cpu or cuda\n");
 }

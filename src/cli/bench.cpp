@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 
+#include "cli/bench_cuda.h"
 #include "cli/commands.h"
 #include "kernels/bench/ceilings.h"
 #include "kernels/bench/harness.h"
@@ -264,7 +265,11 @@ void SaveProfile(const BenchRun& run, const std::string& path, bool force) {
 }
 
 void Run(const BenchOptions& o) {
-  if (o.device != "cpu") Fail("--device {}: this build measures the cpu only", o.device);
+  if (o.device == "cuda") {
+    RunCudaBench({o.quick, o.repeats, o.max_cache, o.hardware, o.save, o.force, o.format, o.shapes});
+    return;
+  }
+  if (o.device != "cpu") Fail("--device {}: expected cpu or cuda", o.device);
   if (o.threads < 0) Fail("--threads: must be >= 0 (0 = all cores)");
   std::error_code ec;
   if (!o.save.empty() && std::filesystem::exists(o.save, ec) && !o.force) {
@@ -330,7 +335,7 @@ void SetupBenchCommand(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* sub = app.add_subcommand(
       "bench", "Measure the read-bandwidth ceiling and the CPU decode kernel against it");
-  sub->add_option("--device", o->device, "Where to run: cpu")->capture_default_str();
+  sub->add_option("--device", o->device, "Where to run: cpu, or cuda (the CUDA kernel on GPU 0)")->capture_default_str();
   sub->add_flag("--quick", o->quick, "A short sweep (under 30 s on 2 cores) instead of the full one");
   sub->add_option("--threads", o->threads, "Threads (default 0: all cores)")->capture_default_str();
   sub->add_option("--simd", o->simd, "Kernel path: auto|scalar|avx2 (auto honours KVPLAN_SIMD)")
