@@ -1,6 +1,5 @@
 #include <doctest/doctest.h>
 
-#include "plan/paging.h"
 #include "plan/tradeoff.h"
 #include "spec/catalog.h"
 #include "util/units.h"
@@ -12,7 +11,7 @@ namespace {
 TradeoffInput Input(const std::string& model, uint64_t budget, uint64_t block = 16) {
   ModelSpec m = LoadModel(model);
   const CacheDtype& d = FindCacheDtype(AutoCacheDtype(m.weight_dtype));
-  return {ComputeKvCost(m, d, 1), budget, block, m.max_context};
+  return PagedTradeoffInput(ComputeKvCost(m, d, 1), budget, block, m.max_context);
 }
 
 }  // namespace
@@ -20,13 +19,14 @@ TradeoffInput Input(const std::string& model, uint64_t budget, uint64_t block = 
 TEST_CASE("tradeoff: worked example on Llama-3.1-8B") {
   // 128 KiB per token (bf16); a 10 GiB budget holds 81,920 tokens = 5,120 blocks.
   TradeoffInput in = Input("llama-3.1-8b", 10 * kGiB);
-  REQUIRE(in.cost.per_token_bytes == 128 * kKiB);
+  REQUIRE(in.num_blocks == 5120);
   CHECK(MaxBatchAtContext(in, 4096) == 20);
   CHECK(MaxBatchAtContext(in, 4097) == 19);    // 257 blocks each: 5120 / 257
   CHECK(MaxBatchAtContext(in, 131072) == 0);
   CHECK(MaxContextAtBatch(in, 1) == 81920);
   CHECK(MaxContextAtBatch(in, 20) == 4096);
   CHECK(MaxContextAtBatch(in, 3) == 27296);     // floor(5120 / 3) = 1706 blocks
+  CHECK(MaxContextAtBatch(in, 4) == 20480);     // 1280 blocks
   CHECK(MaxContextAtBatch(in, 5121) == 0);
   CHECK(MaxContextAtBatch(in, 5120) == 16);
   // A budget beyond the model's limit stops at the limit.
@@ -36,7 +36,7 @@ TEST_CASE("tradeoff: worked example on Llama-3.1-8B") {
   CHECK(t.by_batch[0].at_limit);
   CHECK(t.by_batch[1].at_limit);
   CHECK_FALSE(t.by_batch[2].at_limit);
-  CHECK(t.by_context[0].request_bytes == 16 * kGiB);
+  CHECK(t.by_context[0].blocks_per_request == 8192);
 }
 
 TEST_CASE("tradeoff grids are powers of two") {
@@ -44,6 +44,7 @@ TEST_CASE("tradeoff grids are powers of two") {
   CHECK(PowersOfTwo(1000, 5000) == std::vector<uint64_t>{1024, 2048, 4096, 5000});
   CHECK(PowersOfTwo(1, 1) == std::vector<uint64_t>{1});
   TradeoffInput in = Input("llama-3.1-8b", 10 * kGiB);
+  CHECK(in.num_blocks == 5120);
   std::vector<uint64_t> c = DefaultContexts(in);
   CHECK(c.front() == 1024);
   CHECK(c.back() == 131072);
@@ -70,10 +71,8 @@ TEST_CASE("tradeoff invariants over every model and GPU") {
       for (const BatchPoint& p : t.by_batch) {
         // The answer fits, and one more block would not (unless at the limit).
         if (p.max_context == 0) continue;
-        CHECK(PagedSequenceBytes(in.cost, p.max_context, in.block_size) * p.batch <= in.kv_budget_bytes);
-        if (!p.at_limit) {
-          CHECK(MaxBatchAtContext(in, p.max_context + in.block_size) < p.batch);
-        }
+        CHECK(in.blocks_for_request(p.max_context) * p.batch <= in.num_blocks);
+        if (!p.at_limit) CHECK(MaxBatchAtContext(in, p.max_context + 1) < p.batch);
         CHECK(MaxBatchAtContext(in, p.max_context) >= p.batch);
       }
     }

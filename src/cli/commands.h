@@ -7,10 +7,16 @@ namespace kvplan {
 
 void SetupSizeCommand(CLI::App& app, int& exit_code);
 void SetupModelsCommand(CLI::App& app, int& exit_code);
+void SetupTradeoffCommand(CLI::App& app, int& exit_code);
+void SetupCompareCommand(CLI::App& app, int& exit_code);
+void SetupPagingCommand(CLI::App& app, int& exit_code);
 
 inline constexpr CommandSetup kCommands[] = {
     SetupSizeCommand,
     SetupModelsCommand,
+    SetupTradeoffCommand,
+    SetupCompareCommand,
+    SetupPagingCommand,
 };
 
 }  // namespace kvplan

@@ -3,33 +3,46 @@
 #include <algorithm>
 
 #include "plan/paging.h"
+#include "util/checked.h"
 
 namespace kvplan {
 
 namespace {
-__extension__ typedef unsigned __int128 Uint128;  // batch x bytes can exceed 64 bits
+__extension__ typedef unsigned __int128 Uint128;  // batch x blocks can exceed 64 bits
 }  // namespace
 
+TradeoffInput PagedTradeoffInput(const KvCost& cost, uint64_t kv_budget_bytes, uint64_t block_size,
+                                 uint64_t max_context) {
+  TradeoffInput in;
+  in.block_size = block_size;
+  in.max_context = max_context;
+  uint64_t block_bytes = CheckedMul(cost.per_token_bytes, block_size, "bytes per block");
+  if (block_bytes == 0) block_bytes = 1;  // attention-free: only fixed state, counted in bytes
+  in.num_blocks = kv_budget_bytes / block_bytes;
+  in.blocks_for_request = [cost, block_size, block_bytes](uint64_t n) {
+    return CeilDiv(PagedSequenceBytes(cost, n, block_size), block_bytes);
+  };
+  return in;
+}
+
 uint64_t MaxBatchAtContext(const TradeoffInput& in, uint64_t context) {
-  uint64_t bytes = PagedSequenceBytes(in.cost, context, in.block_size);
-  return bytes == 0 ? UINT64_MAX : in.kv_budget_bytes / bytes;
+  uint64_t blocks = in.blocks_for_request(context);
+  return blocks == 0 ? UINT64_MAX : in.num_blocks / blocks;
 }
 
 uint64_t MaxContextAtBatch(const TradeoffInput& in, uint64_t batch) {
   auto fits = [&](uint64_t n) {
-    return static_cast<Uint128>(PagedSequenceBytes(in.cost, n, in.block_size)) * batch <=
-           in.kv_budget_bytes;
+    return static_cast<Uint128>(in.blocks_for_request(n)) * batch <= in.num_blocks;
   };
   if (fits(in.max_context)) return in.max_context;
   if (!fits(1)) return 0;
-  // Paged bytes only change at block boundaries, so 1 token fitting means one
-  // whole block fits: search whole blocks.
-  uint64_t lo = 1, hi = BlocksFor(in.max_context, in.block_size);  // fits(lo*B), !fits(hi*B)
+  // The largest n with fits(n): lo fits, hi does not.
+  uint64_t lo = 1, hi = in.max_context;
   while (hi - lo > 1) {
     uint64_t mid = lo + (hi - lo) / 2;
-    (fits(mid * in.block_size) ? lo : hi) = mid;
+    (fits(mid) ? lo : hi) = mid;
   }
-  return lo * in.block_size;
+  return lo;
 }
 
 Tradeoff ComputeTradeoff(const TradeoffInput& in, const std::vector<uint64_t>& contexts,
@@ -37,7 +50,7 @@ Tradeoff ComputeTradeoff(const TradeoffInput& in, const std::vector<uint64_t>& c
   Tradeoff t;
   t.by_context.reserve(contexts.size());
   for (uint64_t c : contexts) {
-    t.by_context.push_back({c, MaxBatchAtContext(in, c), PagedSequenceBytes(in.cost, c, in.block_size)});
+    t.by_context.push_back({c, MaxBatchAtContext(in, c), in.blocks_for_request(c)});
   }
   t.by_batch.reserve(batches.size());
   for (uint64_t b : batches) {

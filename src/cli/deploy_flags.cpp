@@ -1,0 +1,104 @@
+#include "cli/deploy_flags.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/error.h"
+#include "util/units.h"
+
+namespace kvplan {
+
+void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
+  CLI::Option* gpu = sub->add_option("--gpu", f.gpu, "Accelerator: catalog name (kvplan gpus) or a hardware YAML");
+  if (gpu_required) gpu->required();
+  sub->add_option("--engine", f.engine, "Serving engine: vllm, sglang, trtllm, llama.cpp")
+      ->capture_default_str();
+  sub->add_option("--gpu-memory-utilization,--mem-fraction-static,--free-gpu-memory-fraction",
+                  f.memory_fraction,
+                  "The engine's memory fraction (vLLM, SGLang, TRT-LLM spelling); default: the engine's")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--max-model-len", f.max_model_len,
+                  "Tokens per request (4096, 4k, 4K; default: the model's max context)");
+  sub->add_option("--max-num-seqs", f.max_num_seqs, "Scheduler's request limit (default: the engine's)");
+  sub->add_option("--max-num-batched-tokens", f.max_num_batched_tokens,
+                  "Tokens in one forward pass (sizes the activation reserve; default: the engine's)");
+  sub->add_option("--block-size", f.block_size,
+                  "Tokens per KV block (default: vLLM 16, TRT-LLM 32, SGLang 1, llama.cpp 256)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  sub->add_option("--kv-cache-dtype", f.kv_cache_dtype, "Cache dtype: auto, fp16, bf16, fp8, ...")
+      ->capture_default_str();
+  sub->add_option("--tp,--tensor-parallel-size", f.tp, "Tensor-parallel ranks (also -tp)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
+  sub->add_option("--pp,--pipeline-parallel-size", f.pp, "Pipeline stages (also -pp)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
+  sub->add_option("--kv-cache-memory-bytes", f.kv_cache_memory_bytes,
+                  "Explicit KV budget per GPU (e.g. 3.81GiB), bypassing the estimate");
+  sub->add_flag("--enforce-eager", f.enforce_eager, "No CUDA graphs (no graph memory reserved)");
+}
+
+EngineConfig ToEngineConfig(const DeployFlags& f) {
+  EngineConfig c;
+  c.engine = ParseEngine(f.engine);
+  c.memory_fraction = f.memory_fraction;
+  if (!f.max_model_len.empty()) {
+    c.max_model_len = ParseTokens(f.max_model_len, "--max-model-len");
+    if (c.max_model_len == 0) Fail("--max-model-len: must be at least 1 token");
+  }
+  c.max_num_seqs = f.max_num_seqs;
+  if (!f.max_num_batched_tokens.empty()) {
+    c.max_num_batched_tokens = ParseTokens(f.max_num_batched_tokens, "--max-num-batched-tokens");
+  }
+  c.block_size = f.block_size;
+  c.kv_cache_dtype = f.kv_cache_dtype;
+  c.tp = f.tp;
+  c.pp = f.pp;
+  if (!f.kv_cache_memory_bytes.empty()) {
+    c.kv_cache_memory_bytes = ParseBytes(f.kv_cache_memory_bytes, "--kv-cache-memory-bytes");
+  }
+  c.enforce_eager = f.enforce_eager;
+  return c;
+}
+
+CapacityResult CapacityOrFail(const ModelSpec& model, const HardwareSpec& gpu,
+                              const EngineConfig& config) {
+  CapacityResult r = ComputeCapacity(model, gpu, config);
+  for (const Lint& l : r.lints) {
+    if (l.severity == Severity::kError) Fail("{}", l.message);
+  }
+  return r;
+}
+
+void WriteFileSafely(const std::string& path, const std::string& text, bool force) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!force && fs::exists(path, ec)) Fail("{}: file exists (use --force to overwrite)", path);
+  fs::path target(path);
+  fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  std::string tmp_name = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  int fd = mkstemp(tmp_name.data());
+  if (fd < 0) Fail("{}: cannot create a temporary file in {}", path, dir.string());
+  FILE* out = fdopen(fd, "wb");
+  bool ok = out != nullptr && std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  ok = out != nullptr && std::fclose(out) == 0 && ok;
+  if (out == nullptr) close(fd);
+  if (!ok) {
+    fs::remove(tmp_name, ec);
+    Fail("{}: write failed", path);
+  }
+  // mkstemp creates 0600; an output file should have the usual 0644 (less umask).
+  mode_t mask = umask(0);
+  umask(mask);
+  fs::permissions(tmp_name, static_cast<fs::perms>(0666 & ~mask), ec);
+  fs::rename(tmp_name, target, ec);
+  if (ec) {
+    fs::remove(tmp_name, ec);
+    Fail("{}: cannot rename the temporary file into place", path);
+  }
+}
+
+}  // namespace kvplan

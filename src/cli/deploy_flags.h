@@ -1,0 +1,46 @@
+// The deployment flags shared by `tradeoff`, `compare` and `paging`: the GPU,
+// the engine and the engine's own flags, turned into an EngineConfig for
+// ComputeCapacity (plan/capacity.h). Flag names follow the engines.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "plan/capacity.h"
+
+namespace kvplan {
+
+struct DeployFlags {
+  std::string gpu;
+  std::string engine = "vllm";
+  double memory_fraction = 0;  // --gpu-memory-utilization / --mem-fraction-static / --free-gpu-memory-fraction
+  std::string max_model_len;   // tokens; "": the model's max context
+  uint64_t max_num_seqs = 0;
+  std::string max_num_batched_tokens;
+  uint64_t block_size = 0;
+  std::string kv_cache_dtype = "auto";
+  uint64_t tp = 1;
+  uint64_t pp = 1;
+  std::string kv_cache_memory_bytes;
+  bool enforce_eager = false;
+};
+
+/// Adds --gpu (required when `gpu_required`), --engine and the engine flags.
+void AddDeployFlags(CLI::App* sub, DeployFlags& flags, bool gpu_required = true);
+
+/// The EngineConfig the flags describe (token and byte values parsed; throws
+/// Error naming the flag on a bad value).
+EngineConfig ToEngineConfig(const DeployFlags& flags);
+
+/// ComputeCapacity, failing (exit 2) with the first error lint's message
+/// when the configuration cannot run.
+CapacityResult CapacityOrFail(const ModelSpec& model, const HardwareSpec& gpu,
+                              const EngineConfig& config);
+
+/// Writes `text` to `path` through a temporary file in the same directory
+/// renamed into place; refuses an existing file unless `force`.
+void WriteFileSafely(const std::string& path, const std::string& text, bool force);
+
+}  // namespace kvplan
