@@ -7,6 +7,8 @@ namespace kvplan {
 
 void SetupSizeCommand(CLI::App& app, int& exit_code);
 void SetupModelsCommand(CLI::App& app, int& exit_code);
+void SetupCapacityCommand(CLI::App& app, int& exit_code);
+void SetupGpusCommand(CLI::App& app, int& exit_code);
 void SetupTradeoffCommand(CLI::App& app, int& exit_code);
 void SetupCompareCommand(CLI::App& app, int& exit_code);
 void SetupPagingCommand(CLI::App& app, int& exit_code);
@@ -14,6 +16,8 @@ void SetupPagingCommand(CLI::App& app, int& exit_code);
 inline constexpr CommandSetup kCommands[] = {
     SetupSizeCommand,
     SetupModelsCommand,
+    SetupCapacityCommand,
+    SetupGpusCommand,
     SetupTradeoffCommand,
     SetupCompareCommand,
     SetupPagingCommand,
