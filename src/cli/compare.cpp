@@ -51,7 +51,7 @@ DeployFlags WithValue(DeployFlags f, const std::string& key, const std::string& 
     if (end != v.c_str() + v.size() || !(d > 0 && d <= 1)) {
       Fail("--vary gpu-memory-utilization: '{}' is not in (0, 1]", v);
     }
-    f.memory_fraction = d;
+    f.gpu_memory_utilization = d;
   }
   return f;
 }

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "plan/capacity.h"
@@ -15,7 +16,9 @@ namespace kvplan {
 struct DeployFlags {
   std::string gpu;
   std::string engine = "vllm";
-  double memory_fraction = 0;  // --gpu-memory-utilization / --mem-fraction-static / --free-gpu-memory-fraction
+  std::optional<double> gpu_memory_utilization;    // vLLM
+  std::optional<double> mem_fraction_static;       // SGLang
+  std::optional<double> free_gpu_memory_fraction;  // TensorRT-LLM
   std::string max_model_len;   // tokens; "": the model's max context
   uint64_t max_num_seqs = 0;
   std::string max_num_batched_tokens;
@@ -23,7 +26,10 @@ struct DeployFlags {
   std::string kv_cache_dtype = "auto";
   uint64_t tp = 1;
   uint64_t pp = 1;
+  std::string weight_dtype;
   std::string kv_cache_memory_bytes;
+  std::string max_total_tokens;
+  std::string reserve;
   bool enforce_eager = false;
 };
 

@@ -123,11 +123,12 @@ void Run(const PagingOptions& o) {
       std::string out = fmt::format(
           "{} on {} · {} · KV cache {} · block {} tokens\n"
           "KV budget {} per GPU = {} blocks; max-model-len {}\n"
-          "Request mix {}: {} requests, mean {:.0f} prompt + {:.0f} output tokens; "
+          "Request mix {}: {} requests, mean {} prompt + {} output tokens; "
           "length p50 {}, p90 {}, max {}\n\n",
           m.name, hw.name, cap.engine_name, cap.kv_cache_dtype, cap.block_size,
           FormatBoth(cap.kv_budget_bytes), WithCommas(r.budget_blocks), FormatTokens(cap.max_model_len),
-          mix.source, WithCommas(st.count), st.mean_prompt, st.mean_output, WithCommas(st.p50_tokens),
+          mix.source, WithCommas(st.count), WithCommas(static_cast<uint64_t>(st.mean_prompt + 0.5)),
+          WithCommas(static_cast<uint64_t>(st.mean_output + 0.5)), WithCommas(st.p50_tokens),
           WithCommas(st.p90_tokens), WithCommas(st.max_tokens));
       std::vector<std::string> headers = {"", "contiguous (max-model-len)",
                                           fmt::format("paged ({}-token blocks)", cap.block_size)};

@@ -42,7 +42,7 @@ std::string Count(uint64_t v) { return v == UINT64_MAX ? "unbounded" : WithComma
 Chart MakeChart(const ModelSpec& m, const HardwareSpec& hw, const CapacityResult& cap,
                 const Tradeoff& t) {
   Chart c;
-  c.title = fmt::format("{} on {}{}: {}, {} KV cache, {} blocks of {}", m.name,
+  c.title = fmt::format("{} on {}{}: {}, {} KV cache, {} blocks of {} tokens", m.name,
                         cap.gpus_per_replica > 1 ? fmt::format("{} x ", cap.gpus_per_replica) : "",
                         hw.name, cap.engine_name, cap.kv_cache_dtype, WithCommas(cap.num_blocks),
                         cap.block_size);
@@ -186,7 +186,9 @@ void SetupTradeoffCommand(CLI::App& app, int& exit_code) {
   kvplan tradeoff qwen3-8b --gpu l40s --contexts 2K,8K,32K --batches 1,16,64 --format csv
 
 Both grids count whole KV blocks the way the engine admits requests, so the
-row at max-model-len matches `kvplan capacity`'s maximum concurrency.)");
+row at max-model-len matches `kvplan capacity`'s maximum concurrency. For
+llama.cpp, which serves the -np sequences it was given, the batch is how far
+memory would let -np go.)");
   sub->callback([o, &exit_code] {
     Run(*o);
     exit_code = 0;

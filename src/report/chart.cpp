@@ -33,11 +33,13 @@ AxisScale FitAxis(const ChartAxis& axis, const std::vector<double>& values) {
     int e0 = static_cast<int>(std::floor(std::log2(lo)));
     int e1 = static_cast<int>(std::ceil(std::log2(hi)));
     if (e1 == e0) ++e1;
-    s.lo = std::ldexp(1.0, e0);
     s.hi = std::ldexp(1.0, e1);
     int step = 1;
     while ((e1 - e0) / step > 10) ++step;
-    for (int e = e0; e <= e1; e += step) s.ticks.push_back(std::ldexp(1.0, e));
+    e0 = e1 - step * ((e1 - e0 + step - 1) / step);  // start the axis on a tick too
+    s.lo = std::ldexp(1.0, e0);
+    // Count down from the top so the last tick sits at the axis end.
+    for (int e = e1; e >= e0; e -= step) s.ticks.insert(s.ticks.begin(), std::ldexp(1.0, e));
     return s;
   }
   if (!(lo <= hi)) lo = 0, hi = 1;
