@@ -8,8 +8,9 @@
 //   cmake --build --preset release --target kvplan_bench_tradeoff
 //   ./build/release/kvplan_bench_tradeoff
 //
-// Before timing, the answers are validated (reference first, then speed). Prints configurations, median wall time of
-// 7 runs, and configurations per second. Figures: docs/perf.md, "tradeoff sweep".
+// Before timing, the answers are validated (reference first, then speed). Prints configurations,
+// median wall time of 7 runs, and configurations per second. Figures: docs/perf.md, "tradeoff
+// sweep".
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -86,7 +87,9 @@ int main() {
   uint64_t checked = 0;
   for (size_t k = 0; k < deployments.size(); ++k) {
     const Deployment& d = deployments[k];
-    auto fits = [&](uint64_t n, uint64_t b) { return d.in.blocks_for_request(n) * b <= d.in.num_blocks; };
+    auto fits = [&](uint64_t n, uint64_t b) {
+      return d.in.blocks_for_request(n) * b <= d.in.num_blocks;
+    };
     for (uint64_t b : d.batches) {
       uint64_t fast = MaxContextAtBatch(d.in, b);
       bool ok = fast == 0 ? !fits(1, b)

@@ -1,9 +1,10 @@
+#include "report/chart.h"
+
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
-#include "report/chart.h"
 #include "report/svg.h"
 #include "xml_check.h"
 
@@ -48,14 +49,17 @@ TEST_CASE("SVG output is well-formed XML with the title, axis titles and series 
   std::string svg = RenderSvg(c);
   XmlCheck x;
   REQUIRE(x.Check(svg) == "");
-  CHECK(svg.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+  CHECK(svg.rfind(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"",
+            0) == 0);
   CHECK(x.text.find("Llama <3.1> & friends: max batch") != std::string::npos);
   CHECK(x.text.find("context length (tokens)") != std::string::npos);
   CHECK(x.text.find("max concurrent requests") != std::string::npos);
   CHECK(x.text.find("fp16 \"cache\"") != std::string::npos);
   CHECK(x.text.find("fp8 cache") != std::string::npos);
   // Log2 tick labels for tokens.
-  for (const char* tick : {">1K<", ">2K<", ">64K<", ">128K<"}) CHECK(svg.find(tick) != std::string::npos);
+  for (const char* tick : {">1K<", ">2K<", ">64K<", ">128K<"})
+    CHECK(svg.find(tick) != std::string::npos);
   // One path per series plus the axes; two legend rows.
   int series = 0;
   for (size_t p = svg.find("class=\"series\""); p != std::string::npos;

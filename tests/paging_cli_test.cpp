@@ -32,8 +32,9 @@ TEST_CASE("kvplan paging: the example mix, contiguous vs paged") {
   CHECK(r.out.find("paged (16-token blocks)") != std::string::npos);
   CHECK(r.out.find("concurrent requests") != std::string::npos);
   // The JSONL example is read the same way.
-  CliResult j = RunKvplan("paging llama-3.1-8b --gpu l40s --max-model-len 32K --format json --requests " +
-                          SourcePath("examples/request-mix.jsonl"));
+  CliResult j =
+      RunKvplan("paging llama-3.1-8b --gpu l40s --max-model-len 32K --format json --requests " +
+                SourcePath("examples/request-mix.jsonl"));
   REQUIRE(j.exit_code == 0);
   CHECK(j.out.find("\"requests\": 10") != std::string::npos);
   CHECK(j.out.find("\"waste_percent\"") != std::string::npos);
@@ -51,33 +52,40 @@ TEST_CASE("kvplan paging: bad request mixes exit 2 with one line naming file:lin
   std::string dir = TempDir();
   std::string empty = WriteFile(dir, "empty.csv", "");
   CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --requests " + empty),
-                    empty + ": empty request mix (expected a CSV header "
-                            "'prompt_tokens,output_tokens' or JSONL objects)");
+                    empty +
+                        ": empty request mix (expected a CSV header "
+                        "'prompt_tokens,output_tokens' or JSONL objects)");
   std::string neg = WriteFile(dir, "neg.csv", "prompt_tokens,output_tokens\n10,5\n20,-3\n");
   CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --requests " + neg),
-                    neg + ":3:4: output_tokens: '-3' is negative (expected a whole number of "
-                          "tokens >= 0)");
-  std::string bad = WriteFile(dir, "bad.jsonl", "{\"prompt_tokens\": 5, \"output_tokens\": 1}\n{oops}\n");
+                    neg +
+                        ":3:4: output_tokens: '-3' is negative (expected a whole number of "
+                        "tokens >= 0)");
+  std::string bad =
+      WriteFile(dir, "bad.jsonl", "{\"prompt_tokens\": 5, \"output_tokens\": 1}\n{oops}\n");
   CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --requests " + bad),
                     bad + ":2:2: malformed JSON: expected '\"', found 'o'");
   std::string missing = WriteFile(dir, "missing.csv", "prompt_tokens\n10\n");
   CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --requests " + missing),
-                    missing + ":1: header has no 'output_tokens' column (expected a header line "
-                              "'prompt_tokens,output_tokens')");
+                    missing +
+                        ":1: header has no 'output_tokens' column (expected a header line "
+                        "'prompt_tokens,output_tokens')");
   std::string long_req = WriteFile(dir, "long.csv", "prompt_tokens,output_tokens\n1000,100\n");
   CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --requests " + long_req),
-                    long_req + ":2: request of 1000 + 100 = 1,100 tokens is longer than "
-                               "--max-model-len 1,024; an engine would reject it (raise "
-                               "--max-model-len)");
+                    long_req +
+                        ":2: request of 1000 + 100 = 1,100 tokens is longer than "
+                        "--max-model-len 1,024; an engine would reject it (raise "
+                        "--max-model-len)");
   CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --mix zipf:s=1"),
                     "--mix: unknown distribution 'zipf' in 'zipf:s=1' (known: uniform, lognormal; "
                     "or pass a CSV/JSONL file with --requests)");
-  CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --mix uniform:prompt=1..10,output=1..5 --requests " + neg),
-                    "paging: give exactly one of --requests FILE (CSV/JSONL) or --mix SPEC (e.g. "
-                    "--mix uniform:prompt=100..2000,output=50..500)");
-  CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --mix uniform:prompt=1..10,output=1..5 --shared-prefix 64"),
-                    "--shared-prefix: needs --enable-prefix-caching (engines share prefix blocks "
-                    "only with prefix caching on)");
+  CheckOneLineError(
+      RunKvplan("paging gpt2 --gpu l4 --mix uniform:prompt=1..10,output=1..5 --requests " + neg),
+      "paging: give exactly one of --requests FILE (CSV/JSONL) or --mix SPEC (e.g. "
+      "--mix uniform:prompt=100..2000,output=50..500)");
+  CheckOneLineError(
+      RunKvplan("paging gpt2 --gpu l4 --mix uniform:prompt=1..10,output=1..5 --shared-prefix 64"),
+      "--shared-prefix: needs --enable-prefix-caching (engines share prefix blocks "
+      "only with prefix caching on)");
   CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --requests " + dir + "/none.csv"),
                     dir + "/none.csv: cannot open the request mix file");
 }
@@ -100,20 +108,24 @@ TEST_CASE("kvplan tradeoff: table, chart, SVG written safely") {
   // Never overwrite without --force; nothing else is left behind.
   CheckOneLineError(RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --svg plot.svg", dir),
                     "plot.svg: file exists (use --force to overwrite)");
-  CliResult forced = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --kv-cache-dtype fp8 --svg plot.svg --force", dir);
+  CliResult forced = RunKvplan(
+      "tradeoff llama-3.1-8b --gpu h100-sxm --kv-cache-dtype fp8 --svg plot.svg --force", dir);
   CHECK(forced.exit_code == 0);
   CHECK(ReadFile(dir + "/plot.svg") != svg);
-  CliResult csv = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --contexts 4K,8K --batches 1,3 --format csv");
+  CliResult csv =
+      RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --contexts 4K,8K --batches 1,3 --format csv");
   REQUIRE(csv.exit_code == 0);
   CHECK(LineCount(csv.out) == 5);
   CHECK(csv.out.rfind("model,gpu,grid,context_tokens,batch,at_model_limit\n", 0) == 0);
-  CheckOneLineError(RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --contexts 256K"),
-                    "--contexts: 262,144 is longer than max_model_len 131,072 (raise --max-model-len)");
+  CheckOneLineError(
+      RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --contexts 256K"),
+      "--contexts: 262,144 is longer than max_model_len 131,072 (raise --max-model-len)");
   CheckOneLineError(RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --batches 0"),
                     "--batches: values must be at least 1");
 }
 
-TEST_CASE("tradeoff at max-model-len agrees with capacity's max requests, every model x GPU x engine") {
+TEST_CASE(
+    "tradeoff at max-model-len agrees with capacity's max requests, every model x GPU x engine") {
   int checked = 0;
   for (const ModelSpec& m : CatalogModels()) {
     for (const HardwareSpec& hw : CatalogHardware()) {
@@ -145,7 +157,8 @@ TEST_CASE("tradeoff at max-model-len agrees with capacity's max requests, every 
 }
 
 TEST_CASE("kvplan compare: columns, ratios to the first, errors") {
-  CliResult r = RunKvplan("compare llama-3.1-70b --gpu h100-sxm -tp 4 --vary kv-cache-dtype=fp16,fp8");
+  CliResult r =
+      RunKvplan("compare llama-3.1-70b --gpu h100-sxm -tp 4 --vary kv-cache-dtype=fp16,fp8");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("kv-cache-dtype=fp16") != std::string::npos);
   CHECK(r.out.find("kv-cache-dtype=fp8") != std::string::npos);
@@ -163,7 +176,8 @@ TEST_CASE("kvplan compare: columns, ratios to the first, errors") {
                     "compare: nothing to compare: give two or more models, or --vary KEY=V1,V2 "
                     "(e.g. --vary kv-cache-dtype=fp16,fp8)");
   CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary dtype=fp16,fp8"),
-                    "--vary: unknown setting 'dtype' (did you mean 'kv-cache-dtype'?) (one of: kv-cache-dtype, tp, pp, gpu, engine, "
+                    "--vary: unknown setting 'dtype' (did you mean 'kv-cache-dtype'?) (one of: "
+                    "kv-cache-dtype, tp, pp, gpu, engine, "
                     "max-model-len, block-size, gpu-memory-utilization, kv-cache-memory-bytes)");
   CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary tp=1,,2"),
                     "--vary: 'tp=1,,2': empty value in the list");

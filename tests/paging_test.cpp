@@ -1,6 +1,8 @@
+#include "plan/paging.h"
+
 #include <doctest/doctest.h>
 
-#include "plan/paging.h"
+#include "plan/capacity.h"
 #include "spec/catalog.h"
 #include "spec/request_mix_reader.h"
 #include "util/units.h"
@@ -79,7 +81,9 @@ TEST_CASE("prefix sharing: full prefix blocks stored once, the partial block pri
   // Three requests of 40 prompt + 8 output tokens sharing a 36-token prefix:
   // floor(36 / 16) = 2 full blocks shared; tokens 32..35 sit in a private block.
   RequestMix mix = Mix({{40, 8}, {40, 8}, {40, 8}});
-  PagingConfig cfg{.kv_budget_bytes = 10 * kMiB, .block_size = 16, .max_model_len = 64,
+  PagingConfig cfg{.kv_budget_bytes = 10 * kMiB,
+                   .block_size = 16,
+                   .max_model_len = 64,
                    .shared_prefix_tokens = 36};
   PagingResult r = AnalyzePaging(c, mix, cfg);
   REQUIRE(r.has_prefix);
@@ -92,8 +96,8 @@ TEST_CASE("prefix sharing: full prefix blocks stored once, the partial block pri
   CHECK(r.prefix.shared_bytes == 4 * kMiB);
   CHECK(r.saved_bytes_whole_mix == 8 * kMiB);
   CHECK(r.prefix.WastePercent() == doctest::Approx(0));  // 48 tokens fill 3 blocks exactly
-  CHECK(r.paged.concurrency == 1);   // 10 MiB / 6 MiB
-  CHECK(r.prefix.concurrency == 3);  // (10 - 4) / 2
+  CHECK(r.paged.concurrency == 1);                       // 10 MiB / 6 MiB
+  CHECK(r.prefix.concurrency == 3);                      // (10 - 4) / 2
   CHECK(r.prefix.whole_mix_fits);
   // A prefix shorter than one block shares nothing.
   cfg.shared_prefix_tokens = 15;
@@ -132,66 +136,76 @@ TEST_CASE("requests longer than max-model-len are rejected by name") {
                     "m.csv:3: request of 4000 + 200 = 4,200 tokens is longer than --max-model-len "
                     "4,096; an engine would reject it (raise --max-model-len)");
   RequestMix gen = MixFromSpec("uniform:prompt=16..16,output=5000..5000,n=3");
-  CHECK_THROWS_WITH(CheckMixFits(gen, 4096),
-                    "uniform:prompt=16..16,output=5000..5000,n=3 (request 1): request of 16 + 5000 "
-                    "= 5,016 tokens is longer than --max-model-len 4,096; an engine would reject it "
-                    "(raise --max-model-len or narrow the distribution's prompt=/output= ranges)");
+  CHECK_THROWS_WITH(
+      CheckMixFits(gen, 4096),
+      "uniform:prompt=16..16,output=5000..5000,n=3 (request 1): request of 16 + 5000 "
+      "= 5,016 tokens is longer than --max-model-len 4,096; an engine would reject it "
+      "(raise --max-model-len or narrow the distribution's prompt=/output= ranges)");
 }
 
-TEST_CASE("paging invariants over every model, budget, block size and mix") {
+TEST_CASE("paging invariants over every model x GPU (vLLM budgets) x block size x mix") {
   std::vector<RequestMix> mixes = {
       MixFromSpec("uniform:prompt=1..2000,output=1..500,n=300,seed=1"),
       MixFromSpec("lognormal:prompt_mean=800,prompt_sigma=1,output_mean=300,output_sigma=1,"
                   "prompt=1..6000,output=0..2000,n=300,seed=2"),
       Mix({{1, 0}, {16, 0}, {17, 0}, {4000, 95}}),
   };
-  int checked = 0;
+  int checked = 0, deployments = 0;
   for (const ModelSpec& model : CatalogModels()) {
-    const CacheDtype& dtype = FindCacheDtype(AutoCacheDtype(model.weight_dtype));
-    KvCost cost = ComputeKvCost(model, dtype, 1);
     for (const HardwareSpec& hw : CatalogHardware()) {
-      for (uint64_t block : {1, 16, 32}) {
-        for (const RequestMix& mix : mixes) {
-          PagingConfig cfg;
-          cfg.kv_budget_bytes = hw.memory_bytes / 2;
-          cfg.block_size = block;
-          cfg.max_model_len = 8192;
-          cfg.shared_prefix_tokens = 512;
-          CAPTURE(model.name);
-          CAPTURE(hw.name);
-          CAPTURE(block);
-          CAPTURE(mix.source);
-          PagingResult r = AnalyzePaging(cost, mix, cfg);
-          for (const AllocationResult* a : {&r.contiguous, &r.paged, &r.prefix}) {
-            CHECK(a->WastePercent() >= 0);
-            CHECK(a->WastePercent() <= 100);
-            CHECK(a->used_bytes <= a->allocated_bytes);
+      for (uint64_t tp : {1, 4}) {
+        EngineConfig engine;
+        engine.max_model_len = 8192;
+        engine.tp = tp;
+        CapacityResult cap = ComputeCapacity(model, hw, engine);
+        if (cap.HasError()) continue;  // does not fit (or tp does not divide the heads)
+        ++deployments;
+        const KvCost& cost = cap.stages[cap.tightest_stage].kv;
+        for (uint64_t block : {1, 16, 32}) {
+          for (const RequestMix& mix : mixes) {
+            PagingConfig cfg;
+            cfg.kv_budget_bytes = cap.kv_budget_bytes;
+            cfg.block_size = block;
+            cfg.max_model_len = 8192;
+            cfg.shared_prefix_tokens = 512;
+            CAPTURE(model.name);
+            CAPTURE(hw.name);
+            CAPTURE(tp);
+            CAPTURE(block);
+            CAPTURE(mix.source);
+            PagingResult r = AnalyzePaging(cost, mix, cfg);
+            for (const AllocationResult* a : {&r.contiguous, &r.paged, &r.prefix}) {
+              CHECK(a->WastePercent() >= 0);
+              CHECK(a->WastePercent() <= 100);
+              CHECK(a->used_bytes <= a->allocated_bytes);
+            }
+            // Paged allocation never holds more than the tokens rounded up to
+            // blocks: a request never holds more than the contiguous reservation,
+            // except that a W-token window spans up to ceil((W - 1) / B) + 1 blocks,
+            // less than two blocks more than W, per windowed group.
+            uint64_t slack = 0;
+            for (const GroupCost& g : cost.groups) {
+              if (g.cap_tokens != 0) slack += 2 * block * g.per_token_bytes;
+            }
+            for (const Request& q : mix.requests) {
+              CHECK(PagedSequenceBytes(cost, q.Tokens(), block) <=
+                    cost.SequenceBytes(cfg.max_model_len) + slack);
+              CHECK(PagedSequenceBytes(cost, q.Tokens(), block) >= cost.SequenceBytes(q.Tokens()));
+            }
+            if (!HasWindow(cost)) CHECK(r.paged.concurrency >= r.contiguous.concurrency);
+            // Prefix sharing never increases memory, never lowers concurrency.
+            CHECK(r.has_prefix == (SharableBlockBytes(cost, block) != 0));
+            if (r.has_prefix) {
+              CHECK(r.prefix.allocated_bytes <= r.paged.allocated_bytes);
+              CHECK(r.prefix.concurrency >= r.paged.concurrency);
+              CHECK(r.prefix_blocks == 512 / block);
+            }
+            ++checked;
           }
-          // Paged allocation never holds more than the tokens rounded up to
-          // blocks: a request never holds more than the contiguous reservation,
-          // except that a W-token window spans up to ceil((W - 1) / B) + 1 blocks,
-          // less than two blocks more than W, per windowed group.
-          uint64_t slack = 0;
-          for (const GroupCost& g : cost.groups) {
-            if (g.cap_tokens != 0) slack += 2 * block * g.per_token_bytes;
-          }
-          for (const Request& q : mix.requests) {
-            CHECK(PagedSequenceBytes(cost, q.Tokens(), block) <=
-                  cost.SequenceBytes(cfg.max_model_len) + slack);
-            CHECK(PagedSequenceBytes(cost, q.Tokens(), block) >= cost.SequenceBytes(q.Tokens()));
-          }
-          if (!HasWindow(cost)) CHECK(r.paged.concurrency >= r.contiguous.concurrency);
-          // Prefix sharing never increases memory, never lowers concurrency.
-          CHECK(r.has_prefix == (SharableBlockBytes(cost, block) != 0));
-          if (r.has_prefix) {
-            CHECK(r.prefix.allocated_bytes <= r.paged.allocated_bytes);
-            CHECK(r.prefix.concurrency >= r.paged.concurrency);
-            CHECK(r.prefix_blocks == 512 / block);
-          }
-          ++checked;
         }
       }
     }
   }
-  CHECK(checked == static_cast<int>(CatalogModels().size() * CatalogHardware().size() * 9));
+  CHECK(deployments > 300);
+  CHECK(checked == deployments * 9);
 }

@@ -1,6 +1,7 @@
+#include "plan/request_mix.h"
+
 #include <doctest/doctest.h>
 
-#include "plan/request_mix.h"
 #include "spec/request_mix_reader.h"
 #include "util/error.h"
 
@@ -49,17 +50,20 @@ TEST_CASE("request mix: every malformed input names file:line") {
         "m.csv: empty request mix (expected a CSV header 'prompt_tokens,output_tokens' or JSONL "
         "objects)");
   CHECK(err("\n  \n", "m.csv").rfind("m.csv: empty request mix", 0) == 0);
-  CHECK(err("prompt_tokens,output_tokens\n", "m.csv") == "m.csv: no requests after the header line");
+  CHECK(err("prompt_tokens,output_tokens\n", "m.csv") ==
+        "m.csv: no requests after the header line");
   CHECK(err("prompt_tokens,outputs\n1,2\n", "m.csv") ==
         "m.csv:1: header has no 'output_tokens' column (expected a header line "
         "'prompt_tokens,output_tokens')");
   CHECK(err("prompt_tokens,output_tokens\n10,5\n10,-5\n", "m.csv") ==
         "m.csv:3:4: output_tokens: '-5' is negative (expected a whole number of tokens >= 0)");
-  CHECK(err("prompt_tokens,output_tokens\n1.5,5\n", "m.csv") ==
-        "m.csv:2:1: prompt_tokens: '1.5' is not an integer (expected a whole number of tokens >= 0)");
+  CHECK(
+      err("prompt_tokens,output_tokens\n1.5,5\n", "m.csv") ==
+      "m.csv:2:1: prompt_tokens: '1.5' is not an integer (expected a whole number of tokens >= 0)");
   CHECK(err("prompt_tokens,output_tokens\nabc,5\n", "m.csv") ==
         "m.csv:2:1: prompt_tokens: 'abc' is not a number (expected a whole number of tokens >= 0)");
-  CHECK(err("prompt_tokens,output_tokens\n10\n", "m.csv") == "m.csv:2: 1 fields, but the header has 2");
+  CHECK(err("prompt_tokens,output_tokens\n10\n", "m.csv") ==
+        "m.csv:2: 1 fields, but the header has 2");
   CHECK(err("prompt_tokens,output_tokens\n0,5\n", "m.csv") ==
         "m.csv:2:1: prompt_tokens: a request needs at least 1 prompt token");
   CHECK(err("prompt_tokens,output_tokens\n10,\n", "m.csv") ==
@@ -72,7 +76,8 @@ TEST_CASE("request mix: every malformed input names file:line") {
   CHECK(err("{\"prompt_tokens\": \"3\", \"output_tokens\": 1}", "m.jsonl") ==
         "m.jsonl:1:19: prompt_tokens: a string, not a number of tokens");
   CHECK(err("{\"prompt_tokens\": 3, \"output_tokens\": 2.5}", "m.jsonl") ==
-        "m.jsonl:1:39: output_tokens: '2.5' is not an integer (expected a whole number of tokens >= 0)");
+        "m.jsonl:1:39: output_tokens: '2.5' is not an integer (expected a whole number of tokens "
+        ">= 0)");
   CHECK(err("{\"prompt_tokens\": 3, \"output_tokens\": 2} x", "m.jsonl") ==
         "m.jsonl:1:42: text after the JSON object");
   CHECK(err("[1, 2]", "m.jsonl") == "m.jsonl:1:1: malformed JSON: expected '{', found '['");
@@ -89,8 +94,9 @@ TEST_CASE("distribution specs: parsed strictly") {
   CHECK(u.output_max == 500);
   CHECK(u.count == 10);
   CHECK(u.seed == 7);
-  MixParams l = ParseMixSpec("lognormal:prompt_mean=1000,prompt_sigma=0.8,output_mean=200,"
-                             "output_sigma=1,output=1..4096");
+  MixParams l = ParseMixSpec(
+      "lognormal:prompt_mean=1000,prompt_sigma=0.8,output_mean=200,"
+      "output_sigma=1,output=1..4096");
   CHECK(l.distribution == MixDistribution::kLognormal);
   CHECK(l.prompt_mean == 1000);
   CHECK(l.output_sigma == 1);
@@ -99,8 +105,9 @@ TEST_CASE("distribution specs: parsed strictly") {
   CHECK_THROWS_WITH(ParseMixSpec("zipf:a=1"),
                     "--mix: unknown distribution 'zipf' in 'zipf:a=1' (known: uniform, lognormal; "
                     "or pass a CSV/JSONL file with --requests)");
-  CHECK_THROWS_WITH(ParseMixSpec("uniform:prompt=100..2000"),
-                    "--mix: uniform needs output=... (e.g. uniform:prompt=100..2000,output=50..500)");
+  CHECK_THROWS_WITH(
+      ParseMixSpec("uniform:prompt=100..2000"),
+      "--mix: uniform needs output=... (e.g. uniform:prompt=100..2000,output=50..500)");
   CHECK_THROWS_WITH(ParseMixSpec("uniform:prompt=2000..100,output=1..2"),
                     "--mix: prompt=2000..100: the range is empty (2000 > 100)");
   CHECK_THROWS_WITH(ParseMixSpec("uniform:prompt=-1..100,output=1..2"),
@@ -108,8 +115,9 @@ TEST_CASE("distribution specs: parsed strictly") {
   CHECK_THROWS_WITH(ParseMixSpec("uniform:promt=1..100,output=1..2"),
                     "--mix: unknown key 'promt' for uniform (did you mean 'prompt'?) (known: "
                     "prompt, output, n, seed)");
-  CHECK_THROWS_WITH(ParseMixSpec("lognormal:prompt_mean=0,prompt_sigma=1,output_mean=1,output_sigma=1"),
-                    "--mix: prompt_mean=0: expected a number > 0");
+  CHECK_THROWS_WITH(
+      ParseMixSpec("lognormal:prompt_mean=0,prompt_sigma=1,output_mean=1,output_sigma=1"),
+      "--mix: prompt_mean=0: expected a number > 0");
   CHECK_THROWS_WITH(ParseMixSpec("uniform:prompt=1..2,output=1..2,n=0"),
                     "--mix: n=0: expected 1 to 10000000 requests");
 }
@@ -138,14 +146,16 @@ TEST_CASE("generated mixes are reproducible and within their bounds") {
   CHECK(s.mean_output == doctest::Approx(275).epsilon(0.05));
 
   // Lognormal with a stated arithmetic mean: the sample mean lands near it.
-  RequestMix l = MixFromSpec("lognormal:prompt_mean=1000,prompt_sigma=0.5,output_mean=200,"
-                             "output_sigma=0.5,n=20000,prompt=1..1000000,output=0..1000000");
+  RequestMix l = MixFromSpec(
+      "lognormal:prompt_mean=1000,prompt_sigma=0.5,output_mean=200,"
+      "output_sigma=0.5,n=20000,prompt=1..1000000,output=0..1000000");
   MixStats ls = ComputeMixStats(l);
   CHECK(ls.mean_prompt == doctest::Approx(1000).epsilon(0.03));
   CHECK(ls.mean_output == doctest::Approx(200).epsilon(0.03));
   CHECK(ls.min_tokens >= 1);
-  RequestMix capped = MixFromSpec("lognormal:prompt_mean=1000,prompt_sigma=2,output_mean=200,"
-                                  "output_sigma=2,prompt=10..3000,output=1..500");
+  RequestMix capped = MixFromSpec(
+      "lognormal:prompt_mean=1000,prompt_sigma=2,output_mean=200,"
+      "output_sigma=2,prompt=10..3000,output=1..500");
   for (const Request& r : capped.requests) {
     CHECK(r.prompt_tokens >= 10);
     CHECK(r.prompt_tokens <= 3000);

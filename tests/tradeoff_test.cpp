@@ -1,6 +1,7 @@
+#include "plan/tradeoff.h"
+
 #include <doctest/doctest.h>
 
-#include "plan/tradeoff.h"
 #include "spec/catalog.h"
 #include "util/units.h"
 
@@ -21,12 +22,12 @@ TEST_CASE("tradeoff: worked example on Llama-3.1-8B") {
   TradeoffInput in = Input("llama-3.1-8b", 10 * kGiB);
   REQUIRE(in.num_blocks == 5120);
   CHECK(MaxBatchAtContext(in, 4096) == 20);
-  CHECK(MaxBatchAtContext(in, 4097) == 19);    // 257 blocks each: 5120 / 257
+  CHECK(MaxBatchAtContext(in, 4097) == 19);  // 257 blocks each: 5120 / 257
   CHECK(MaxBatchAtContext(in, 131072) == 0);
   CHECK(MaxContextAtBatch(in, 1) == 81920);
   CHECK(MaxContextAtBatch(in, 20) == 4096);
-  CHECK(MaxContextAtBatch(in, 3) == 27296);     // floor(5120 / 3) = 1706 blocks
-  CHECK(MaxContextAtBatch(in, 4) == 20480);     // 1280 blocks
+  CHECK(MaxContextAtBatch(in, 3) == 27296);  // floor(5120 / 3) = 1706 blocks
+  CHECK(MaxContextAtBatch(in, 4) == 20480);  // 1280 blocks
   CHECK(MaxContextAtBatch(in, 5121) == 0);
   CHECK(MaxContextAtBatch(in, 5120) == 16);
   // A budget beyond the model's limit stops at the limit.

@@ -22,7 +22,8 @@ struct XmlCheck {
     int roots = 0;
     auto err = [&](const std::string& what) { return what + " at offset " + std::to_string(i); };
     auto is_name = [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.';
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' ||
+             c == '.';
     };
     auto entity = [&](size_t& j) -> bool {  // s[j] == '&'
       size_t semi = s.find(';', j);

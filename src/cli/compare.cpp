@@ -1,11 +1,12 @@
 // kvplan compare: two or more deployments side by side with ratios to the
 // first: several models on one GPU, or one model with one setting varied
 // (--vary kv-cache-dtype=fp16,fp8, --vary tp=2,4, --vary gpu=h100-sxm,h200).
+#include "plan/compare.h"
+
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "cli/deploy_flags.h"
-#include "plan/compare.h"
 #include "report/json.h"
 #include "report/table.h"
 #include "spec/catalog.h"
@@ -23,10 +24,15 @@ struct CompareOptions {
 };
 
 const std::vector<std::string>& VaryKeys() {
-  static const std::vector<std::string> keys = {
-      "kv-cache-dtype", "tp",           "pp",           "gpu",
-      "engine",         "max-model-len", "block-size",  "gpu-memory-utilization",
-      "kv-cache-memory-bytes"};
+  static const std::vector<std::string> keys = {"kv-cache-dtype",
+                                                "tp",
+                                                "pp",
+                                                "gpu",
+                                                "engine",
+                                                "max-model-len",
+                                                "block-size",
+                                                "gpu-memory-utilization",
+                                                "kv-cache-memory-bytes"};
   return keys;
 }
 
@@ -37,14 +43,22 @@ DeployFlags WithValue(DeployFlags f, const std::string& key, const std::string& 
     if (n == 0) Fail("--vary {}: values must be at least 1", key);
     return n;
   };
-  if (key == "kv-cache-dtype") f.kv_cache_dtype = v;
-  else if (key == "tp") f.tp = u64("--vary tp");
-  else if (key == "pp") f.pp = u64("--vary pp");
-  else if (key == "gpu") f.gpu = v;
-  else if (key == "engine") f.engine = v;
-  else if (key == "max-model-len") f.max_model_len = v;
-  else if (key == "block-size") f.block_size = u64("--vary block-size");
-  else if (key == "kv-cache-memory-bytes") f.kv_cache_memory_bytes = v;
+  if (key == "kv-cache-dtype")
+    f.kv_cache_dtype = v;
+  else if (key == "tp")
+    f.tp = u64("--vary tp");
+  else if (key == "pp")
+    f.pp = u64("--vary pp");
+  else if (key == "gpu")
+    f.gpu = v;
+  else if (key == "engine")
+    f.engine = v;
+  else if (key == "max-model-len")
+    f.max_model_len = v;
+  else if (key == "block-size")
+    f.block_size = u64("--vary block-size");
+  else if (key == "kv-cache-memory-bytes")
+    f.kv_cache_memory_bytes = v;
   else if (key == "gpu-memory-utilization") {
     char* end = nullptr;
     double d = std::strtod(v.c_str(), &end);
@@ -83,8 +97,9 @@ void Run(const CompareOptions& o) {
     }
   }
   if (o.models.size() * values.size() < 2) {
-    Fail("compare: nothing to compare: give two or more models, or --vary KEY=V1,V2 "
-         "(e.g. --vary kv-cache-dtype=fp16,fp8)");
+    Fail(
+        "compare: nothing to compare: give two or more models, or --vary KEY=V1,V2 "
+        "(e.g. --vary kv-cache-dtype=fp16,fp8)");
   }
   if (o.deploy.gpu.empty() && key != "gpu") Fail("compare: --gpu is required (or --vary gpu=A,B)");
   std::vector<Column> cols;
@@ -140,8 +155,10 @@ void Run(const CompareOptions& o) {
         j.Set("pp", c.cap.config.pp);
         Json ratios;
         for (const CompareRow& row : rows) {
-          if (row.unit == "x") j.Set(row.key, row.values[i]);
-          else j.Set(row.key, static_cast<uint64_t>(row.values[i]));
+          if (row.unit == "x")
+            j.Set(row.key, row.values[i]);
+          else
+            j.Set(row.key, static_cast<uint64_t>(row.values[i]));
           ratios.Set(row.key, row.Ratio(i));
         }
         j.Set("ratio_to_first", std::move(ratios));

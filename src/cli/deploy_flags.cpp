@@ -1,10 +1,11 @@
 #include "cli/deploy_flags.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "util/error.h"
 #include "util/units.h"
@@ -12,7 +13,8 @@
 namespace kvplan {
 
 void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
-  CLI::Option* gpu = sub->add_option("--gpu", f.gpu, "Accelerator: catalog name (kvplan gpus) or a hardware YAML");
+  CLI::Option* gpu =
+      sub->add_option("--gpu", f.gpu, "Accelerator: catalog name (kvplan gpus) or a hardware YAML");
   if (gpu_required) gpu->required();
   sub->add_option("--engine", f.engine, "Serving engine: vllm, sglang, trtllm, llama.cpp")
       ->capture_default_str();
@@ -24,9 +26,11 @@ void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
                   "TensorRT-LLM: fraction of memory free after loading (default 0.9)");
   sub->add_option("--max-model-len", f.max_model_len,
                   "Tokens per request (4096, 4k, 4K; default: the model's max context)");
-  sub->add_option("--max-num-seqs", f.max_num_seqs, "Scheduler's request limit (default: the engine's)");
-  sub->add_option("--max-num-batched-tokens", f.max_num_batched_tokens,
-                  "Tokens in one forward pass (sizes the activation reserve; default: the engine's)");
+  sub->add_option("--max-num-seqs", f.max_num_seqs,
+                  "Scheduler's request limit (default: the engine's)");
+  sub->add_option(
+      "--max-num-batched-tokens", f.max_num_batched_tokens,
+      "Tokens in one forward pass (sizes the activation reserve; default: the engine's)");
   sub->add_option("--block-size", f.block_size,
                   "Tokens per KV block (default: vLLM 16, TRT-LLM 32, SGLang 1, llama.cpp 256)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
@@ -42,7 +46,8 @@ void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
                   "Override weights: fp16, bf16, fp8, int8, int4, nvfp4, mxfp4");
   sub->add_option("--kv-cache-memory-bytes", f.kv_cache_memory_bytes,
                   "Explicit KV budget per GPU (e.g. 3.81GiB), bypassing the estimate");
-  sub->add_option("--max-total-tokens", f.max_total_tokens, "SGLang: explicit KV pool size in tokens");
+  sub->add_option("--max-total-tokens", f.max_total_tokens,
+                  "SGLang: explicit KV pool size in tokens");
   sub->add_option("--reserve", f.reserve,
                   "Activation/overhead reserve per GPU (overrides the model), e.g. 2GiB");
   sub->add_flag("--enforce-eager", f.enforce_eager, "No CUDA graphs (no graph memory reserved)");
@@ -66,7 +71,8 @@ EngineConfig ToEngineConfig(const DeployFlags& f) {
       Fail("{} is {}'s flag, not {}'s (use {} or --engine {})", ff.flag, EngineName(ff.engine),
            EngineName(c.engine), MemoryFractionFlag(c.engine), EngineName(ff.engine));
     }
-    if (!(*ff.value > 0 && *ff.value <= 1)) Fail("{} must be in (0, 1], got {}", ff.flag, *ff.value);
+    if (!(*ff.value > 0 && *ff.value <= 1))
+      Fail("{} must be in (0, 1], got {}", ff.flag, *ff.value);
     c.memory_fraction = *ff.value;
   }
   if (!f.max_model_len.empty()) {

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,7 +18,7 @@ struct DeployFlags {
   std::optional<double> gpu_memory_utilization;    // vLLM
   std::optional<double> mem_fraction_static;       // SGLang
   std::optional<double> free_gpu_memory_fraction;  // TensorRT-LLM
-  std::string max_model_len;   // tokens; "": the model's max context
+  std::string max_model_len;                       // tokens; "": the model's max context
   uint64_t max_num_seqs = 0;
   std::string max_num_batched_tokens;
   uint64_t block_size = 0;

@@ -2,11 +2,12 @@
 // deployment's KV budget, held three ways: contiguous reservation at
 // max-model-len (the naive server), paged blocks, and paged blocks with a
 // shared prompt prefix stored once. Concurrency and wasted memory for each.
+#include "plan/paging.h"
+
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "cli/deploy_flags.h"
-#include "plan/paging.h"
 #include "report/json.h"
 #include "report/table.h"
 #include "spec/catalog.h"
@@ -26,7 +27,9 @@ struct PagingOptions {
   std::string format = "text";
 };
 
-std::string Count(uint64_t v) { return v == UINT64_MAX ? "unbounded" : WithCommas(v); }
+std::string Count(uint64_t v) {
+  return v == UINT64_MAX ? "unbounded" : WithCommas(v);
+}
 
 Json AllocationJson(const AllocationResult& a) {
   Json j;
@@ -41,15 +44,17 @@ Json AllocationJson(const AllocationResult& a) {
 
 void Run(const PagingOptions& o) {
   if (o.requests.empty() == o.mix.empty()) {
-    Fail("paging: give exactly one of --requests FILE (CSV/JSONL) or --mix SPEC "
-         "(e.g. --mix uniform:prompt=100..2000,output=50..500)");
+    Fail(
+        "paging: give exactly one of --requests FILE (CSV/JSONL) or --mix SPEC "
+        "(e.g. --mix uniform:prompt=100..2000,output=50..500)");
   }
   uint64_t shared_prefix = 0;
   if (!o.shared_prefix.empty()) {
     shared_prefix = ParseTokens(o.shared_prefix, "--shared-prefix");
     if (!o.prefix_caching) {
-      Fail("--shared-prefix: needs --enable-prefix-caching (engines share prefix blocks only with "
-           "prefix caching on)");
+      Fail(
+          "--shared-prefix: needs --enable-prefix-caching (engines share prefix blocks only with "
+          "prefix caching on)");
     }
   }
   RequestMix mix = o.requests.empty() ? MixFromSpec(o.mix) : LoadRequestMix(o.requests);
@@ -126,13 +131,15 @@ void Run(const PagingOptions& o) {
           "Request mix {}: {} requests, mean {} prompt + {} output tokens; "
           "length p50 {}, p90 {}, max {}\n\n",
           m.name, hw.name, cap.engine_name, cap.kv_cache_dtype, cap.block_size,
-          FormatBoth(cap.kv_budget_bytes), WithCommas(r.budget_blocks), FormatTokens(cap.max_model_len),
-          mix.source, WithCommas(st.count), WithCommas(static_cast<uint64_t>(st.mean_prompt + 0.5)),
+          FormatBoth(cap.kv_budget_bytes), WithCommas(r.budget_blocks),
+          FormatTokens(cap.max_model_len), mix.source, WithCommas(st.count),
+          WithCommas(static_cast<uint64_t>(st.mean_prompt + 0.5)),
           WithCommas(static_cast<uint64_t>(st.mean_output + 0.5)), WithCommas(st.p50_tokens),
           WithCommas(st.p90_tokens), WithCommas(st.max_tokens));
       std::vector<std::string> headers = {"", "contiguous (max-model-len)",
                                           fmt::format("paged ({}-token blocks)", cap.block_size)};
-      if (r.has_prefix) headers.push_back(fmt::format("paged + {}-token shared prefix", shared_prefix));
+      if (r.has_prefix)
+        headers.push_back(fmt::format("paged + {}-token shared prefix", shared_prefix));
       Table t(headers);
       std::vector<const AllocationResult*> cols = {&r.contiguous, &r.paged};
       if (r.has_prefix) cols.push_back(&r.prefix);
@@ -145,10 +152,12 @@ void Run(const PagingOptions& o) {
       add("memory per request", [](const AllocationResult& a) {
         return FormatGiB(static_cast<uint64_t>(a.mean_request_bytes));
       });
-      add("whole mix at once", [](const AllocationResult& a) { return FormatGiB(a.allocated_bytes); });
+      add("whole mix at once",
+          [](const AllocationResult& a) { return FormatGiB(a.allocated_bytes); });
       add("wasted (reserved, unused)",
           [](const AllocationResult& a) { return fmt::format("{:.1f} %", a.WastePercent()); });
-      add("whole mix fits", [](const AllocationResult& a) { return a.whole_mix_fits ? "yes" : "no"; });
+      add("whole mix fits",
+          [](const AllocationResult& a) { return a.whole_mix_fits ? "yes" : "no"; });
       out += t.Text();
       if (r.contiguous.concurrency != 0 && r.contiguous.concurrency != UINT64_MAX &&
           r.paged.concurrency != UINT64_MAX) {
@@ -167,8 +176,9 @@ void Run(const PagingOptions& o) {
             FormatGiB(r.prefix.shared_bytes), r.saved_blocks_per_request,
             FormatGiB(r.saved_bytes_whole_mix));
       } else if (shared_prefix > 0) {
-        out += "Shared prefix: no layer of this model keeps a prefix (sliding windows and state "
-               "layers do not share), so nothing is saved.\n";
+        out +=
+            "Shared prefix: no layer of this model keeps a prefix (sliding windows and state "
+            "layers do not share), so nothing is saved.\n";
       }
       Print(out);
       break;
@@ -182,10 +192,12 @@ void SetupPagingCommand(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<PagingOptions>();
   CLI::App* sub = app.add_subcommand(
       "paging", "Contiguous vs paged KV allocation for a request mix: concurrency and waste");
-  sub->add_option("model", o->model, "Catalog name, HF repo id, spec YAML or config.json")->required();
+  sub->add_option("model", o->model, "Catalog name, HF repo id, spec YAML or config.json")
+      ->required();
   AddDeployFlags(sub, o->deploy);
-  sub->add_option("--requests", o->requests,
-                  "Request mix file: CSV (prompt_tokens,output_tokens) or JSONL (docs/request-mix.md)");
+  sub->add_option(
+      "--requests", o->requests,
+      "Request mix file: CSV (prompt_tokens,output_tokens) or JSONL (docs/request-mix.md)");
   sub->add_option("--mix", o->mix,
                   "Request mix distribution: uniform:prompt=A..B,output=C..D[,n=N][,seed=S] or "
                   "lognormal:prompt_mean=..,prompt_sigma=..,output_mean=..,output_sigma=..");

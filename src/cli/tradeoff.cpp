@@ -1,11 +1,12 @@
 // kvplan tradeoff: for a deployment's KV budget, the most concurrent requests
 // at each context length and the longest context at each batch size, as a
 // table, a terminal chart, an SVG plot, CSV or JSON.
+#include "plan/tradeoff.h"
+
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "cli/deploy_flags.h"
-#include "plan/tradeoff.h"
 #include "report/chart.h"
 #include "report/json.h"
 #include "report/svg.h"
@@ -37,7 +38,9 @@ std::vector<uint64_t> ParseList(const std::vector<std::string>& items, const cha
   return out;
 }
 
-std::string Count(uint64_t v) { return v == UINT64_MAX ? "unbounded" : WithCommas(v); }
+std::string Count(uint64_t v) {
+  return v == UINT64_MAX ? "unbounded" : WithCommas(v);
+}
 
 Chart MakeChart(const ModelSpec& m, const HardwareSpec& hw, const CapacityResult& cap,
                 const Tradeoff& t) {
@@ -51,7 +54,8 @@ Chart MakeChart(const ModelSpec& m, const HardwareSpec& hw, const CapacityResult
   ChartSeries by_context{"max batch at each context", {}, false};
   for (const ContextPoint& p : t.by_context) {
     if (p.max_batch != UINT64_MAX) {
-      by_context.points.push_back({static_cast<double>(p.context), static_cast<double>(p.max_batch)});
+      by_context.points.push_back(
+          {static_cast<double>(p.context), static_cast<double>(p.max_batch)});
     }
   }
   ChartSeries by_batch{"max context at each batch", {}, false};
@@ -81,8 +85,10 @@ void Run(const TradeoffOptions& o) {
   in.block_size = cap.block_size;
   in.max_context = cap.max_model_len;
   in.blocks_for_request = [&cap](uint64_t n) { return cap.BlocksForRequest(n); };
-  std::vector<uint64_t> contexts = o.contexts.empty() ? DefaultContexts(in) : ParseList(o.contexts, "--contexts");
-  std::vector<uint64_t> batches = o.batches.empty() ? DefaultBatches(in) : ParseList(o.batches, "--batches");
+  std::vector<uint64_t> contexts =
+      o.contexts.empty() ? DefaultContexts(in) : ParseList(o.contexts, "--contexts");
+  std::vector<uint64_t> batches =
+      o.batches.empty() ? DefaultBatches(in) : ParseList(o.batches, "--batches");
   for (uint64_t c : contexts) {
     if (c > in.max_context) {
       Fail("--contexts: {} is longer than max_model_len {} (raise --max-model-len)", WithCommas(c),
@@ -135,8 +141,8 @@ void Run(const TradeoffOptions& o) {
                     p.max_batch == UINT64_MAX ? "" : std::to_string(p.max_batch), "false"});
       }
       for (const BatchPoint& p : t.by_batch) {
-        tab.AddRow({m.name, hw.name, "batch", std::to_string(p.max_context), std::to_string(p.batch),
-                    p.at_limit ? "true" : "false"});
+        tab.AddRow({m.name, hw.name, "batch", std::to_string(p.max_context),
+                    std::to_string(p.batch), p.at_limit ? "true" : "false"});
       }
       Print(tab.Csv());
       break;
@@ -150,8 +156,9 @@ void Run(const TradeoffOptions& o) {
       Table bb({"batch", "max context"});
       for (const BatchPoint& p : t.by_batch) {
         bb.AddRow({WithCommas(p.batch),
-                   p.max_context == 0 ? "does not fit"
-                                      : FormatTokens(p.max_context) + (p.at_limit ? " (model limit)" : "")});
+                   p.max_context == 0
+                       ? "does not fit"
+                       : FormatTokens(p.max_context) + (p.at_limit ? " (model limit)" : "")});
       }
       out += "Max batch for each context length:\n" + bc.Text() + "\n";
       out += "Max context for each batch size:\n" + bb.Text();
@@ -169,12 +176,14 @@ void SetupTradeoffCommand(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<TradeoffOptions>();
   CLI::App* sub = app.add_subcommand(
       "tradeoff", "Max batch for each context length and max context for each batch size");
-  sub->add_option("model", o->model, "Catalog name, HF repo id, spec YAML or config.json")->required();
+  sub->add_option("model", o->model, "Catalog name, HF repo id, spec YAML or config.json")
+      ->required();
   AddDeployFlags(sub, o->deploy);
   sub->add_option("--contexts", o->contexts,
                   "Context lengths to tabulate (default: 1K, 2K, 4K ... max-model-len)")
       ->delimiter(',');
-  sub->add_option("--batches", o->batches, "Batch sizes to tabulate (default: 1, 2, 4 ... until none fits)")
+  sub->add_option("--batches", o->batches,
+                  "Batch sizes to tabulate (default: 1, 2, 4 ... until none fits)")
       ->delimiter(',');
   sub->add_option("--svg", o->svg, "Also write the plot as SVG to FILE");
   sub->add_flag("--force", o->force, "Overwrite the --svg file if it exists");

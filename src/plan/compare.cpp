@@ -20,7 +20,8 @@ std::pair<std::string, std::vector<std::string>> ParseVary(const std::string& te
   size_t start = eq + 1;
   while (true) {
     size_t comma = text.find(',', start);
-    std::string v = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string v =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (v.empty()) Fail("{}: '{}': empty value in the list", flag, text);
     values.push_back(v);
     if (comma == std::string::npos) break;

@@ -11,9 +11,9 @@ namespace kvplan {
 
 /// One row of a comparison: a figure for every configuration (column).
 struct CompareRow {
-  std::string key;     // stable JSON/CSV key, e.g. "max_tokens"
-  std::string label;   // for the text table, e.g. "tokens in cache"
-  std::string unit;    // "bytes", "tokens", "requests", "" (for formatting)
+  std::string key;             // stable JSON/CSV key, e.g. "max_tokens"
+  std::string label;           // for the text table, e.g. "tokens in cache"
+  std::string unit;            // "bytes", "tokens", "requests", "" (for formatting)
   std::vector<double> values;  // one per configuration
   bool higher_is_better = true;
 

@@ -45,10 +45,11 @@ void CheckMixFits(const RequestMix& mix, uint64_t max_model_len) {
     if (r.Tokens() <= max_model_len) continue;
     std::string where = r.line > 0 ? fmt::format("{}:{}", mix.source, r.line)
                                    : fmt::format("{} (request {})", mix.source, i + 1);
-    Fail("{}: request of {} + {} = {} tokens is longer than --max-model-len {}; an engine would "
-         "reject it (raise --max-model-len{})",
-         where, r.prompt_tokens, r.output_tokens, WithCommas(r.Tokens()), WithCommas(max_model_len),
-         r.line > 0 ? "" : " or narrow the distribution's prompt=/output= ranges");
+    Fail(
+        "{}: request of {} + {} = {} tokens is longer than --max-model-len {}; an engine would "
+        "reject it (raise --max-model-len{})",
+        where, r.prompt_tokens, r.output_tokens, WithCommas(r.Tokens()), WithCommas(max_model_len),
+        r.line > 0 ? "" : " or narrow the distribution's prompt=/output= ranges");
   }
 }
 
@@ -110,9 +111,8 @@ PagingResult AnalyzePaging(const KvCost& cost, const RequestMix& mix, const Pagi
     r.prefix.used_bytes = pool + (used - shared_bytes);
     r.prefix.mean_request_bytes = static_cast<double>(private_paged) / dn;
     r.prefix.whole_mix_fits = r.prefix.allocated_bytes <= cfg.kv_budget_bytes;
-    uint64_t k = cfg.kv_budget_bytes < pool
-                     ? 0
-                     : FitCount(cfg.kv_budget_bytes - pool, n, private_paged);
+    uint64_t k =
+        cfg.kv_budget_bytes < pool ? 0 : FitCount(cfg.kv_budget_bytes - pool, n, private_paged);
     // The average-footprint estimate charges the whole pool even to a handful
     // of requests that reference less of it; k requests sharing never hold
     // more than the same k without sharing, so sharing never fits fewer.

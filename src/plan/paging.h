@@ -64,12 +64,12 @@ struct PagingConfig {
 
 /// One allocation policy applied to the whole mix.
 struct AllocationResult {
-  uint64_t allocated_bytes = 0;  // the whole mix held at once (shared blocks once)
-  uint64_t used_bytes = 0;       // bytes of tokens actually cached (shared ones once)
-  uint64_t concurrency = 0;      // requests of the mix's average footprint that fit
+  uint64_t allocated_bytes = 0;   // the whole mix held at once (shared blocks once)
+  uint64_t used_bytes = 0;        // bytes of tokens actually cached (shared ones once)
+  uint64_t concurrency = 0;       // requests of the mix's average footprint that fit
   double mean_request_bytes = 0;  // average footprint per request (excluding the shared pool)
-  uint64_t shared_bytes = 0;     // the shared prefix pool, stored once (prefix only)
-  bool whole_mix_fits = false;   // all N requests at once fit in the budget
+  uint64_t shared_bytes = 0;      // the shared prefix pool, stored once (prefix only)
+  bool whole_mix_fits = false;    // all N requests at once fit in the budget
 
   /// (allocated - used) / allocated * 100, in [0, 100]; 0 for an empty allocation.
   double WastePercent() const;
@@ -77,14 +77,14 @@ struct AllocationResult {
 
 struct PagingResult {
   uint64_t requests = 0;
-  uint64_t block_bytes = 0;        // one block in every caching layer: block * per-token bytes
-  uint64_t budget_blocks = 0;      // floor(budget / block_bytes)
-  AllocationResult contiguous;     // reserve max_model_len per request
-  AllocationResult paged;          // whole blocks per request
-  bool has_prefix = false;         // shared_prefix_tokens > 0 and some layer can share
-  AllocationResult prefix;         // paged, with the prefix's full blocks stored once
-  uint64_t prefix_blocks = 0;      // full blocks of the shared prefix: floor(S / block)
-  uint64_t prefix_block_bytes = 0; // bytes of one sharable block (full + MLA layers)
+  uint64_t block_bytes = 0;             // one block in every caching layer: block * per-token bytes
+  uint64_t budget_blocks = 0;           // floor(budget / block_bytes)
+  AllocationResult contiguous;          // reserve max_model_len per request
+  AllocationResult paged;               // whole blocks per request
+  bool has_prefix = false;              // shared_prefix_tokens > 0 and some layer can share
+  AllocationResult prefix;              // paged, with the prefix's full blocks stored once
+  uint64_t prefix_blocks = 0;           // full blocks of the shared prefix: floor(S / block)
+  uint64_t prefix_block_bytes = 0;      // bytes of one sharable block (full + MLA layers)
   double saved_blocks_per_request = 0;  // mean shared blocks a request does not store itself
   uint64_t saved_bytes_whole_mix = 0;   // paged.allocated - prefix.allocated
 };

@@ -12,7 +12,9 @@ uint64_t SplitMix64::Next() {
   return z ^ (z >> 31);
 }
 
-double SplitMix64::NextDouble() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+double SplitMix64::NextDouble() {
+  return static_cast<double>(Next() >> 11) * 0x1.0p-53;
+}
 
 uint64_t SplitMix64::Between(uint64_t lo, uint64_t hi) {
   uint64_t span = hi - lo;

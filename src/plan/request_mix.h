@@ -24,7 +24,7 @@ struct Request {
 };
 
 struct RequestMix {
-  std::string source;  // the file path, or the distribution spec as given
+  std::string source;             // the file path, or the distribution spec as given
   std::vector<Request> requests;  // never empty once built
 };
 
@@ -40,7 +40,7 @@ struct MixParams {
   uint64_t output_min = 0, output_max = 0;
   double prompt_mean = 0, prompt_sigma = 0;  // lognormal only
   double output_mean = 0, output_sigma = 0;  // lognormal only
-  uint64_t count = 1000;  // requests drawn
+  uint64_t count = 1000;                     // requests drawn
   uint64_t seed = 1;
 };
 

@@ -92,7 +92,8 @@ class BrailleCanvas {
   void Set(int x, int y) {
     if (x < 0 || y < 0 || x >= DotsX() || y >= DotsY()) return;
     // Braille dot bits: left column 1,2,3,7; right column 4,5,6,8.
-    static constexpr unsigned char kBits[2][4] = {{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}};
+    static constexpr unsigned char kBits[2][4] = {{0x01, 0x02, 0x04, 0x40},
+                                                  {0x08, 0x10, 0x20, 0x80}};
     dots_[static_cast<size_t>((y / 4) * w_ + x / 2)] |= kBits[x % 2][y % 4];
   }
   void Line(int x0, int y0, int x1, int y1) {

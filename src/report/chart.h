@@ -35,7 +35,7 @@ struct Chart {
 
 /// One axis fitted to data: the range shown and where the ticks go.
 struct AxisScale {
-  double lo = 0, hi = 1;     // data range shown (log2 axes: positive values)
+  double lo = 0, hi = 1;  // data range shown (log2 axes: positive values)
   bool log2 = false;
   std::vector<double> ticks;  // data values, ascending, within [lo, hi]
 

@@ -14,11 +14,21 @@ std::string XmlEscape(std::string_view s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 forbids most control characters, even escaped.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
@@ -41,7 +51,9 @@ constexpr const char* kDashes[] = {"", "6 3", "2 3", "8 3 2 3"};
 // A marker shape per series, centred on (x, y).
 std::string Marker(size_t series, double x, double y, const char* color) {
   switch (series % 4) {
-    case 0: return fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"/>", x, y, color);
+    case 0:
+      return fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"/>", x, y,
+                         color);
     case 1:
       return fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"7\" height=\"7\" fill=\"{}\"/>",
                          x - 3.5, y - 3.5, color);
@@ -175,8 +187,7 @@ std::string RenderSvg(const Chart& chart, int width, int height) {
       o += fmt::format(
           "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
           "stroke-width=\"2\"{}/>",
-          bx + 8, y, bx + 32, y, color,
-          *dash ? fmt::format(" stroke-dasharray=\"{}\"", dash) : "");
+          bx + 8, y, bx + 32, y, color, *dash ? fmt::format(" stroke-dasharray=\"{}\"", dash) : "");
       o += Marker(i, bx + 20, y, color);
       o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", bx + 38, y + 4,
                        XmlEscape(chart.series[i].name));

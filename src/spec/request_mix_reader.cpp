@@ -14,7 +14,8 @@ namespace {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -40,7 +41,8 @@ uint64_t ParseCount(std::string_view text, const SourcePos& pos, std::string_vie
   for (char c : t) {
     if (c < '0' || c > '9') {
       bool numeric = t.find_first_not_of("0123456789.eE+") == std::string_view::npos;
-      fail(numeric ? fmt::format("'{}' is not an integer", t) : fmt::format("'{}' is not a number", t));
+      fail(numeric ? fmt::format("'{}' is not an integer", t)
+                   : fmt::format("'{}' is not a number", t));
     }
     if (v > RequestMixLimits::kMaxTokens) break;
     v = v * 10 + static_cast<uint64_t>(c - '0');
@@ -52,7 +54,8 @@ uint64_t ParseCount(std::string_view text, const SourcePos& pos, std::string_vie
 }
 
 void CheckRequest(const Request& r, const SourcePos& pos) {
-  if (r.prompt_tokens == 0) Fail("{}prompt_tokens: a request needs at least 1 prompt token", pos.Prefix());
+  if (r.prompt_tokens == 0)
+    Fail("{}prompt_tokens: a request needs at least 1 prompt token", pos.Prefix());
 }
 
 struct Line {
@@ -86,7 +89,8 @@ std::vector<std::pair<std::string, int>> SplitCsv(std::string_view line, const S
     if (i < line.size() && line[i] == '"') {
       ++i;
       while (true) {
-        if (i >= line.size()) Fail("{}:{}:{}: unterminated quoted field", pos.file, pos.line, column);
+        if (i >= line.size())
+          Fail("{}:{}:{}: unterminated quoted field", pos.file, pos.line, column);
         if (line[i] == '"') {
           if (i + 1 < line.size() && line[i + 1] == '"') {
             field += '"';
@@ -121,15 +125,18 @@ RequestMix ParseCsv(const std::vector<Line>& lines, const std::string& file) {
   for (size_t c = 0; c < header.size(); ++c) {
     const std::string& name = header[c].first;
     SourcePos pos{file, hpos.line, header[c].second};
-    int* slot = name == "prompt_tokens" ? &prompt_col : name == "output_tokens" ? &output_col : nullptr;
+    int* slot = name == "prompt_tokens"   ? &prompt_col
+                : name == "output_tokens" ? &output_col
+                                          : nullptr;
     if (slot == nullptr) continue;  // other columns (ids, timestamps) are allowed and ignored
     if (*slot >= 0) Fail("{}column '{}' appears twice in the header", pos.Prefix(), name);
     *slot = static_cast<int>(c);
   }
   for (auto [col, name] : {std::pair{prompt_col, "prompt_tokens"}, {output_col, "output_tokens"}}) {
     if (col < 0) {
-      Fail("{}:{}: header has no '{}' column (expected a header line 'prompt_tokens,output_tokens')",
-           file, hpos.line, name);
+      Fail(
+          "{}:{}: header has no '{}' column (expected a header line 'prompt_tokens,output_tokens')",
+          file, hpos.line, name);
     }
   }
   for (size_t l = 1; l < lines.size(); ++l) {
@@ -266,8 +273,8 @@ class JsonLine {
       }
     } else {
       size_t start = i_;
-      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) ||
-                                s_[i_] == '-' || s_[i_] == '+' || s_[i_] == '.')) {
+      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-' ||
+                                s_[i_] == '+' || s_[i_] == '.')) {
         ++i_;
       }
       if (i_ == start) {
@@ -321,8 +328,10 @@ RequestMix ParseRequestMix(std::string_view text, const std::string& file) {
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // BOM
   std::vector<Line> lines = SplitLines(text);
   if (lines.empty()) {
-    Fail("{}: empty request mix (expected a CSV header 'prompt_tokens,output_tokens' or JSONL "
-         "objects)", file);
+    Fail(
+        "{}: empty request mix (expected a CSV header 'prompt_tokens,output_tokens' or JSONL "
+        "objects)",
+        file);
   }
   bool jsonl = EndsWith(file, ".jsonl") || EndsWith(file, ".ndjson") || EndsWith(file, ".json");
   if (!jsonl && !EndsWith(file, ".csv")) jsonl = Trim(lines.front().text).front() == '{';
@@ -364,8 +373,10 @@ MixParams ParseMixSpec(std::string_view spec, std::string_view what) {
     p.output_min = 0;
     p.output_max = RequestMixLimits::kMaxTokens;
   } else {
-    Fail("{}: unknown distribution '{}' in '{}' (known: uniform, lognormal; or pass a CSV/JSONL "
-         "file with --requests)", what, dist, spec);
+    Fail(
+        "{}: unknown distribution '{}' in '{}' (known: uniform, lognormal; or pass a CSV/JSONL "
+        "file with --requests)",
+        what, dist, spec);
   }
   std::vector<std::string> seen;
   size_t start = 0;
@@ -393,7 +404,8 @@ MixParams ParseMixSpec(std::string_view spec, std::string_view what) {
     seen.push_back(key);
     if (key == "prompt") {
       std::tie(p.prompt_min, p.prompt_max) = ParseRange(value, what, key);
-      if (p.prompt_min == 0) Fail("{}: prompt={}: a request needs at least 1 prompt token", what, value);
+      if (p.prompt_min == 0)
+        Fail("{}: prompt={}: a request needs at least 1 prompt token", what, value);
     } else if (key == "output") {
       std::tie(p.output_min, p.output_max) = ParseRange(value, what, key);
     } else if (key == "n" || key == "seed") {

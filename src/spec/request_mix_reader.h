@@ -15,8 +15,8 @@ namespace kvplan {
 /// Limits on request-mix input.
 struct RequestMixLimits {
   static constexpr uint64_t kMaxFileBytes = 256ull * 1024 * 1024;
-  static constexpr uint64_t kMaxTokens = 1ull << 40;      // per field of one request
-  static constexpr uint64_t kMaxGenerated = 10'000'000;   // n= of a distribution
+  static constexpr uint64_t kMaxTokens = 1ull << 40;     // per field of one request
+  static constexpr uint64_t kMaxGenerated = 10'000'000;  // n= of a distribution
 };
 
 /// Parses a request mix from `text`, named `file` in messages. CSV or JSONL is
