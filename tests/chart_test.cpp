@@ -91,6 +91,13 @@ TEST_CASE("axes: log2 ticks on powers of two, linear ticks on 1/2/5 steps") {
   CHECK(l.Position(8192) == doctest::Approx(0.5));
   AxisScale wide = FitAxis({"", true, AxisLabels::kPlain}, {1, 1 << 30});
   CHECK(wide.ticks.size() <= 11);
+  // 1 .. 32768 needs every other power: 1, 4, ..., 65536, both ends on ticks.
+  AxisScale odd = FitAxis({"", true, AxisLabels::kPlain}, {1, 32768});
+  CHECK(odd.ticks.front() == 1);
+  CHECK(odd.lo == 1);
+  CHECK(odd.ticks.back() == odd.hi);
+  CHECK(odd.hi == 65536);
+  CHECK(odd.ticks.size() == 9);
   AxisScale lin = FitAxis({"", false, AxisLabels::kPlain}, {3, 97});
   CHECK(lin.lo == 0);
   CHECK(lin.hi == 100);

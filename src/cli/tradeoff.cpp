@@ -45,10 +45,9 @@ std::string Count(uint64_t v) {
 Chart MakeChart(const ModelSpec& m, const HardwareSpec& hw, const CapacityResult& cap,
                 const Tradeoff& t) {
   Chart c;
-  c.title = fmt::format("{} on {}{}: {}, {} KV cache, {} blocks of {} tokens", m.name,
+  c.title = fmt::format("{} on {}{} ({}, {} KV cache)", m.name,
                         cap.gpus_per_replica > 1 ? fmt::format("{} x ", cap.gpus_per_replica) : "",
-                        hw.name, cap.engine_name, cap.kv_cache_dtype, WithCommas(cap.num_blocks),
-                        cap.block_size);
+                        hw.name, cap.engine_name, cap.kv_cache_dtype);
   c.x = {"context length (tokens per request)", true, AxisLabels::kTokens};
   c.y = {"concurrent requests", true, AxisLabels::kPlain};
   ChartSeries by_context{"max batch at each context", {}, false};

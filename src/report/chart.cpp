@@ -33,13 +33,19 @@ AxisScale FitAxis(const ChartAxis& axis, const std::vector<double>& values) {
     int e0 = static_cast<int>(std::floor(std::log2(lo)));
     int e1 = static_cast<int>(std::ceil(std::log2(hi)));
     if (e1 == e0) ++e1;
-    s.hi = std::ldexp(1.0, e1);
     int step = 1;
     while ((e1 - e0) / step > 10) ++step;
-    e0 = e1 - step * ((e1 - e0 + step - 1) / step);  // start the axis on a tick too
+    // Both ends on ticks: widen downwards unless that would go below 1 (an
+    // axis of counts starting at 0.5 reads oddly), else upwards.
+    int widen = step * ((e1 - e0 + step - 1) / step) - (e1 - e0);
+    if (e0 - widen >= 0 || e0 < 0) {
+      e0 -= widen;
+    } else {
+      e1 += widen;
+    }
     s.lo = std::ldexp(1.0, e0);
-    // Count down from the top so the last tick sits at the axis end.
-    for (int e = e1; e >= e0; e -= step) s.ticks.insert(s.ticks.begin(), std::ldexp(1.0, e));
+    s.hi = std::ldexp(1.0, e1);
+    for (int e = e0; e <= e1; e += step) s.ticks.push_back(std::ldexp(1.0, e));
     return s;
   }
   if (!(lo <= hi)) lo = 0, hi = 1;

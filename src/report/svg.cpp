@@ -91,10 +91,13 @@ std::string RenderSvg(const Chart& chart, int width, int height) {
   o += fmt::format("<title>{}</title>\n", XmlEscape(chart.title));
   o += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", width,
                    height);
+  // Bold sans glyphs average about 0.62 em: shrink a long title to fit.
+  double title_px = std::min(17.0, (width - 24.0) / (0.62 * std::max<double>(
+                                                               1, DisplayWidth(chart.title))));
   o += fmt::format(
-      "<text x=\"{:.1f}\" y=\"28\" text-anchor=\"middle\" font-size=\"17\" "
+      "<text x=\"{:.1f}\" y=\"28\" text-anchor=\"middle\" font-size=\"{:.1f}\" "
       "font-weight=\"bold\">{}</text>\n",
-      width / 2.0, XmlEscape(chart.title));
+      width / 2.0, title_px, XmlEscape(chart.title));
 
   // Grid and ticks.
   o += "<g class=\"grid\" stroke=\"#dddddd\" stroke-width=\"1\">\n";
