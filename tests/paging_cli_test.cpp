@@ -179,6 +179,9 @@ TEST_CASE("kvplan compare: columns, ratios to the first, errors") {
                     "--vary: unknown setting 'dtype' (did you mean 'kv-cache-dtype'?) (one of: "
                     "kv-cache-dtype, tp, pp, gpu, engine, "
                     "max-model-len, block-size, gpu-memory-utilization, kv-cache-memory-bytes)");
+  CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary tp=1,3"),
+                    "--vary tp=3: tensor parallel size 3 does not divide the 32 query heads of "
+                    "llama-3.1-8b");
   CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary tp=1,,2"),
                     "--vary: 'tp=1,,2': empty value in the list");
 }

@@ -10,6 +10,7 @@
 #include "report/json.h"
 #include "report/table.h"
 #include "spec/catalog.h"
+#include "util/error.h"
 #include "util/suggest.h"
 #include "util/units.h"
 
@@ -108,7 +109,13 @@ void Run(const CompareOptions& o) {
     for (const std::string& v : values) {
       DeployFlags f = key.empty() ? o.deploy : WithValue(o.deploy, key, v);
       Column c{"", m, LoadHardware(f.gpu), {}};
-      c.cap = CapacityOrFail(m, c.gpu, ToEngineConfig(f));
+      try {
+        c.cap = CapacityOrFail(m, c.gpu, ToEngineConfig(f));
+      } catch (const Error& e) {
+        // Say which column failed: the message alone may not name the value.
+        if (key.empty()) throw;
+        Fail("--vary {}={}: {}", key, v, e.what());
+      }
       c.label = o.models.size() > 1 ? m.name : "";
       if (!key.empty()) c.label += (c.label.empty() ? "" : " ") + fmt::format("{}={}", key, v);
       cols.push_back(std::move(c));
