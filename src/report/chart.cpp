@@ -62,7 +62,11 @@ AxisScale FitAxis(const ChartAxis& axis, const std::vector<double>& values) {
   }
   s.lo = std::floor(lo / step) * step;
   s.hi = std::ceil(hi / step) * step;
-  for (double t = s.lo; t <= s.hi + step / 2; t += step) {
+  // Index the ticks rather than accumulate: t += step can stall when step is
+  // tiny next to t, and accumulating drifts.
+  const long count = std::lround((s.hi - s.lo) / step);
+  for (long i = 0; i <= count && i <= 100; ++i) {
+    double t = s.lo + static_cast<double>(i) * step;
     s.ticks.push_back(std::abs(t) < step / 1e9 ? 0.0 : t);
   }
   return s;
@@ -149,11 +153,14 @@ std::string RenderTerminalChart(const Chart& chart, int width, int height) {
   }
   AxisScale sx = FitAxis(chart.x, xs), sy = FitAxis(chart.y, ys);
   BrailleCanvas canvas(width, height);
+  // Clamped: a tick a rounding error past the axis end must not index past the grid.
   auto dot_x = [&](double v) {
-    return static_cast<int>(std::lround(sx.Position(v) * (canvas.DotsX() - 1)));
+    return std::clamp(static_cast<int>(std::lround(sx.Position(v) * (canvas.DotsX() - 1))), 0,
+                      canvas.DotsX() - 1);
   };
   auto dot_y = [&](double v) {
-    return static_cast<int>(std::lround((1 - sy.Position(v)) * (canvas.DotsY() - 1)));
+    return std::clamp(static_cast<int>(std::lround((1 - sy.Position(v)) * (canvas.DotsY() - 1))),
+                      0, canvas.DotsY() - 1);
   };
   // Markers override the braille cell they land in: (cell x, cell y) -> marker.
   std::vector<std::string> marks(static_cast<size_t>(width * height));
