@@ -157,12 +157,24 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
   row(r.stages.size() > 1 ? fmt::format("weights (stage {})", r.tightest_stage) : "weights", r.weights_bytes);
   row(r.reserve.overridden ? "reserve (--reserve)" : "reserve (modelled)", r.reserve.total_bytes);
   if (!r.reserve.overridden) {
-    row(fmt::format("  activations, {} tokens", WithCommas(c.max_num_batched_tokens)), r.reserve.activation_bytes);
-    row(fmt::format("  logits/sampler, {} rows", std::min(c.max_num_seqs, c.max_num_batched_tokens)),
+    // vLLM subtracts the larger of the two profiled peaks; TRT-LLM both;
+    // SGLang neither (they live in the 1 - mem_fraction_static share).
+    const bool vllm = c.engine == Engine::kVllm;
+    const bool act_peak = r.reserve.activation_bytes >= r.reserve.logits_bytes;
+    const char* outside = c.engine == Engine::kSglang ? " (outside the fraction)" : "";
+    row(fmt::format("  forward pass, {} tokens{}", WithCommas(c.max_num_batched_tokens),
+                    vllm ? (act_peak ? " (peak)" : " (not the peak)") : outside),
+        r.reserve.activation_bytes);
+    row(fmt::format("  logits/sampler, {} rows{}", std::min(c.max_num_seqs, c.max_num_batched_tokens),
+                    vllm ? (act_peak ? " (not the peak)" : " (peak)") : outside),
         r.reserve.logits_bytes);
-    row(c.engine == Engine::kVllm ? "  non-torch" : "  CUDA context", r.reserve.non_torch_bytes);
+    row(c.engine == Engine::kVllm     ? "  non-torch"
+        : c.engine == Engine::kSglang ? fmt::format("  CUDA context (x {} counted)", c.memory_fraction)
+                                      : std::string("  CUDA context"),
+        r.reserve.non_torch_bytes);
+    if (r.reserve.rope_cache_bytes) row("  rotary cos/sin cache", r.reserve.rope_cache_bytes);
     if (r.reserve.cuda_graph_bytes && c.engine != Engine::kLlamaCpp) {
-      row(c.engine == Engine::kTrtllm ? "  CUDA graphs" : "  CUDA graphs (outside the budget)",
+      row(c.engine == Engine::kTrtllm ? "  CUDA graphs" : "  CUDA graphs (outside the fraction)",
           r.reserve.cuda_graph_bytes);
     }
   }
@@ -235,6 +247,7 @@ Json ToJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r
   res.Set("logits_bytes", r.reserve.logits_bytes);
   res.Set("non_torch_bytes", r.reserve.non_torch_bytes);
   res.Set("cuda_graph_bytes", r.reserve.cuda_graph_bytes);
+  res.Set("rope_cache_bytes", r.reserve.rope_cache_bytes);
   res.Set("overridden", r.reserve.overridden);
   j.Set("reserve", std::move(res));
   j.Set("kv_budget_bytes", r.kv_budget_bytes);
@@ -387,7 +400,7 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
   kvplan capacity llama-3.1-8b --gpu rtx-3090 --max-model-len 20000 --kv-cache-memory-bytes 3.8125GiB
   kvplan capacity qwen3-32b --gpu h200 --engine sglang --mem-fraction-static 0.88 --format json
   kvplan capacity llama-2-7b --gpu a100-80gb --engine trtllm --free-gpu-memory-fraction 0.95
-  kvplan capacity gemma-3-27b --gpu rtx-4090 --engine llama.cpp -c 32K -np 4 --kv-cache-dtype q8_0
+  kvplan capacity gemma-3-27b --gpu rtx-4090 --engine llama.cpp -c 32K -np 4 --kv-cache-dtype q8_0 --weight-dtype int4
   kvplan capacity deepseek-v3 --gpu h200 -tp 8 --nodes 2 -pp 2 --weight-dtype fp8 --concurrency 64
   kvplan capacity llama-3.1-8b --gpu ./my-profile.yaml --reserve 2GiB)");
   sub->callback([o, &exit_code] {

@@ -90,6 +90,7 @@ struct Reserve {
   uint64_t logits_bytes = 0;      // fp32 logits + sampler buffers for the sampled rows
   uint64_t non_torch_bytes = 0;   // CUDA context, cuBLAS/NCCL workspaces
   uint64_t cuda_graph_bytes = 0;  // captured graphs' private pools
+  uint64_t rope_cache_bytes = 0;  // rotary cos/sin table: max_context x rotary dim x 2 B
   uint64_t total_bytes = 0;       // what is subtracted
   bool overridden = false;        // --reserve given: total_bytes is the user's
 };
@@ -142,6 +143,7 @@ struct CapacityResult {
   uint64_t max_requests = 0;         // whole requests: floor(max_concurrency)
   bool fits = false;                 // at least one max_model_len request fits
   uint64_t largest_max_model_len = 0;  // longest single request the cache holds (vLLM's estimate)
+  uint64_t model_max_context = 0;      // the model's max_context: searches stop there
 
   std::vector<StageCapacity> stages;  // pp entries, stage order
   size_t tightest_stage = 0;
@@ -172,6 +174,15 @@ struct CapacityResult {
 EngineConfig ResolveEngineConfig(const ModelSpec& model, const HardwareSpec& gpu,
                                  const EngineConfig& config);
 
+/// The weight format the engine runs: --weight-dtype, else the model's
+/// (fp32 checkpoints run in bf16 on vLLM, SGLang and TRT-LLM). Throws Error
+/// for an unknown name.
+std::string ResolvedWeightDtype(const ModelSpec& model, const EngineConfig& config);
+
+/// The cache dtype name: --kv-cache-dtype, or for "auto" the weights' 16-bit
+/// type (llama.cpp: fp16, its -ctk default).
+std::string ResolvedCacheDtype(const EngineConfig& config, const std::string& weight_dtype);
+
 /// Configuration problems (tp not dividing heads, tp*pp over the GPUs, a cache
 /// dtype the engine lacks, a window over the context...). Never throws.
 std::vector<Lint> LintConfig(const ModelSpec& model, const HardwareSpec& gpu,
@@ -188,8 +199,9 @@ Reserve ModelReserve(const ModelSpec& model, const HardwareSpec& gpu,
 CapacityResult ComputeCapacity(const ModelSpec& model, const HardwareSpec& gpu,
                                const EngineConfig& config);
 
-/// The longest max_model_len at which `concurrency` requests fit at once
-/// (0 when not even one token each fits). Uses ComputeCapacity's blocks.
+/// The longest max_model_len (at most the model's max_context) at which
+/// `concurrency` requests fit at once (0 when not even one token each fits).
+/// Uses ComputeCapacity's blocks.
 uint64_t MaxModelLenAtConcurrency(const CapacityResult& capacity, uint64_t concurrency);
 
 }  // namespace kvplan
