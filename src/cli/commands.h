@@ -12,6 +12,9 @@ void SetupGpusCommand(CLI::App& app, int& exit_code);
 void SetupBenchCommand(CLI::App& app, int& exit_code);
 void SetupDemoCommand(CLI::App& app, int& exit_code);
 void SetupLatencyCommand(CLI::App& app, int& exit_code);
+void SetupTradeoffCommand(CLI::App& app, int& exit_code);
+void SetupCompareCommand(CLI::App& app, int& exit_code);
+void SetupPagingCommand(CLI::App& app, int& exit_code);
 
 inline constexpr CommandSetup kCommands[] = {
     SetupSizeCommand,
@@ -21,6 +24,9 @@ inline constexpr CommandSetup kCommands[] = {
     SetupBenchCommand,
     SetupDemoCommand,
     SetupLatencyCommand,
+    SetupTradeoffCommand,
+    SetupCompareCommand,
+    SetupPagingCommand,
 };
 
 }  // namespace kvplan

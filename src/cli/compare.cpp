@@ -1,0 +1,255 @@
+// kvplan compare: two or more deployments side by side with ratios to the
+// first: several models on one GPU, or one model with one setting varied
+// (--vary kv-cache-dtype=fp16,fp8, --vary tp=2,4, --vary gpu=h100-sxm,h200).
+#include "plan/compare.h"
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/deploy_flags.h"
+#include "report/json.h"
+#include "report/table.h"
+#include "spec/catalog.h"
+#include "util/error.h"
+#include "util/suggest.h"
+#include "util/units.h"
+
+namespace kvplan {
+namespace {
+
+struct CompareOptions {
+  std::vector<std::string> models;
+  DeployFlags deploy;
+  std::string vary;
+  std::string format = "text";
+};
+
+const std::vector<std::string>& VaryKeys() {
+  static const std::vector<std::string> keys = {"kv-cache-dtype",
+                                                "tp",
+                                                "pp",
+                                                "gpu",
+                                                "engine",
+                                                "max-model-len",
+                                                "block-size",
+                                                "gpu-memory-utilization",
+                                                "kv-cache-memory-bytes"};
+  return keys;
+}
+
+// Applies one --vary value to a copy of the flags.
+DeployFlags WithValue(DeployFlags f, const std::string& key, const std::string& v) {
+  auto u64 = [&](const char* flag) {
+    uint64_t n = ParseTokens(v, flag);
+    if (n == 0) Fail("--vary {}: values must be at least 1", key);
+    return n;
+  };
+  if (key == "kv-cache-dtype")
+    f.kv_cache_dtype = v;
+  else if (key == "tp")
+    f.tp = u64("--vary tp");
+  else if (key == "pp")
+    f.pp = u64("--vary pp");
+  else if (key == "gpu")
+    f.gpu = v;
+  else if (key == "engine")
+    f.engine = v;
+  else if (key == "max-model-len")
+    f.max_model_len = v;
+  else if (key == "block-size")
+    f.block_size = u64("--vary block-size");
+  else if (key == "kv-cache-memory-bytes")
+    f.kv_cache_memory_bytes = v;
+  else if (key == "gpu-memory-utilization") {
+    char* end = nullptr;
+    double d = std::strtod(v.c_str(), &end);
+    if (end != v.c_str() + v.size() || !(d > 0 && d <= 1)) {
+      Fail("--vary gpu-memory-utilization: '{}' is not in (0, 1]", v);
+    }
+    f.gpu_memory_utilization = d;
+  }
+  return f;
+}
+
+struct Column {
+  std::string label;
+  ModelSpec model;
+  HardwareSpec gpu;
+  CapacityResult cap;
+};
+
+std::string FormatValue(double v, const std::string& unit) {
+  if (unit == "bytes") return FormatGiB(static_cast<uint64_t>(v));
+  if (unit == "x") return fmt::format("{:.2f}x", v);
+  return WithCommas(static_cast<uint64_t>(v));
+}
+
+void Run(const CompareOptions& o) {
+  std::string key;
+  std::vector<std::string> values = {""};
+  if (!o.vary.empty()) {
+    std::tie(key, values) = ParseVary(o.vary);
+    bool known = false;
+    for (const std::string& k : VaryKeys()) known = known || k == key;
+    if (!known) {
+      std::string list;
+      for (const std::string& k : VaryKeys()) list += (list.empty() ? "" : ", ") + k;
+      Fail("--vary: unknown setting '{}'{} (one of: {})", key, DidYouMean(key, VaryKeys()), list);
+    }
+  }
+  if (o.models.size() * values.size() < 2) {
+    Fail(
+        "compare: nothing to compare: give two or more models, or --vary KEY=V1,V2 "
+        "(e.g. --vary kv-cache-dtype=fp16,fp8)");
+  }
+  if (o.deploy.gpu.empty() && key != "gpu") Fail("compare: --gpu is required (or --vary gpu=A,B)");
+  std::vector<Column> cols;
+  for (const std::string& name : o.models) {
+    ModelSpec m = LoadModel(name);
+    for (const std::string& v : values) {
+      DeployFlags f = key.empty() ? o.deploy : WithValue(o.deploy, key, v);
+      Column c{"", m, LoadHardware(f.gpu), {}};
+      try {
+        c.cap = CapacityOrFail(m, c.gpu, ToEngineConfig(f));
+      } catch (const Error& e) {
+        // Say which column failed: the message alone may not name the value.
+        if (key.empty()) throw;
+        Fail("--vary {}={}: {}", key, v, e.what());
+      }
+      c.label = o.models.size() > 1 ? m.name : "";
+      if (!key.empty()) c.label += (c.label.empty() ? "" : " ") + fmt::format("{}={}", key, v);
+      cols.push_back(std::move(c));
+    }
+  }
+  std::vector<CompareRow> rows = {
+      {"bytes_per_token", "KV bytes per token (per GPU)", "count", {}, false},
+      {"weights_bytes", "weights per GPU", "bytes", {}, false},
+      {"kv_budget_bytes", "KV budget per GPU", "bytes", {}, true},
+      {"num_blocks", "KV blocks", "count", {}, true},
+      {"max_tokens", "tokens in cache", "count", {}, true},
+      {"max_model_len", "max-model-len", "count", {}, true},
+      {"max_concurrency", "max concurrency at max-model-len", "x", {}, true},
+      {"largest_max_model_len", "longest single request", "count", {}, true},
+      {"gpus", "GPUs", "count", {}, false},
+      {"cluster_max_tokens", "tokens in cache, all replicas", "count", {}, true},
+  };
+  for (const Column& c : cols) {
+    const CapacityResult& r = c.cap;
+    rows[0].values.push_back(static_cast<double>(r.bytes_per_token));
+    rows[1].values.push_back(static_cast<double>(r.weights_bytes));
+    rows[2].values.push_back(static_cast<double>(r.kv_budget_bytes));
+    rows[3].values.push_back(static_cast<double>(r.num_blocks));
+    rows[4].values.push_back(static_cast<double>(r.max_tokens));
+    rows[5].values.push_back(static_cast<double>(r.max_model_len));
+    rows[6].values.push_back(r.max_concurrency);
+    rows[7].values.push_back(static_cast<double>(r.largest_max_model_len));
+    rows[8].values.push_back(static_cast<double>(r.gpus));
+    rows[9].values.push_back(static_cast<double>(r.cluster_max_tokens));
+  }
+
+  switch (ToFormat(o.format)) {
+    case Format::kJson: {
+      Json arr = Json::MakeArray();
+      for (size_t i = 0; i < cols.size(); ++i) {
+        const Column& c = cols[i];
+        Json j;
+        j.Set("label", c.label);
+        j.Set("model", c.model.name);
+        j.Set("gpu", c.gpu.name);
+        j.Set("engine", c.cap.engine_name);
+        j.Set("kv_cache_dtype", c.cap.kv_cache_dtype);
+        j.Set("tp", c.cap.config.tp);
+        j.Set("pp", c.cap.config.pp);
+        Json ratios;
+        for (const CompareRow& row : rows) {
+          if (row.unit == "x")
+            j.Set(row.key, row.values[i]);
+          else
+            j.Set(row.key, static_cast<uint64_t>(row.values[i]));
+          ratios.Set(row.key, row.Ratio(i));
+        }
+        j.Set("ratio_to_first", std::move(ratios));
+        arr.Push(std::move(j));
+      }
+      Json top;
+      top.Set("configurations", std::move(arr));
+      Print(top.Dump() + "\n");
+      break;
+    }
+    case Format::kCsv: {
+      Table t({"metric", "configuration", "model", "gpu", "value", "ratio_to_first"});
+      for (const CompareRow& row : rows) {
+        for (size_t i = 0; i < cols.size(); ++i) {
+          t.AddRow({row.key, cols[i].label, cols[i].model.name, cols[i].gpu.name,
+                    row.unit == "x" ? fmt::format("{:.4f}", row.values[i])
+                                    : fmt::format("{:.0f}", row.values[i]),
+                    fmt::format("{:.4f}", row.Ratio(i))});
+        }
+      }
+      Print(t.Csv());
+      break;
+    }
+    case Format::kText: {
+      std::vector<std::string> headers = {""};
+      for (const Column& c : cols) headers.push_back(c.label);
+      Table t(headers);
+      auto text_row = [&](const std::string& label, auto cell) {
+        std::vector<std::string> r = {label};
+        for (const Column& c : cols) r.push_back(cell(c));
+        t.AddRow(r);
+      };
+      text_row("model", [](const Column& c) { return c.model.name; });
+      text_row("gpu", [](const Column& c) { return c.gpu.name; });
+      text_row("engine · KV dtype", [](const Column& c) {
+        return fmt::format("{} · {}", c.cap.engine_name, c.cap.kv_cache_dtype);
+      });
+      text_row("tp x pp", [](const Column& c) {
+        return fmt::format("{} x {}", c.cap.config.tp, c.cap.config.pp);
+      });
+      for (const CompareRow& row : rows) {
+        std::vector<std::string> r = {row.label};
+        for (size_t i = 0; i < cols.size(); ++i) {
+          std::string cell = FormatValue(row.values[i], row.unit);
+          if (i > 0 && row.values[0] != 0) cell += fmt::format(" ({:.2f}x)", row.Ratio(i));
+          r.push_back(cell);
+        }
+        t.AddRow(r);
+      }
+      std::string out = t.Text();
+      out += fmt::format("\nRatios in parentheses are against the first column ({}).\n",
+                         cols[0].label);
+      Print(out);
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+void SetupCompareCommand(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<CompareOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "compare", "Two or more deployments side by side, with ratios to the first");
+  sub->add_option("models", o->models, "One or more models (catalog names, spec YAML, config.json)")
+      ->required();
+  AddDeployFlags(sub, o->deploy, /*gpu_required=*/false);
+  sub->add_option("--vary", o->vary,
+                  "One setting with several values, one column each: KEY=V1,V2,... where KEY is "
+                  "kv-cache-dtype, tp, pp, gpu, engine, max-model-len, block-size, "
+                  "gpu-memory-utilization or kv-cache-memory-bytes");
+  AddFormatOption(sub, o->format);
+  sub->footer(R"(Examples:
+  kvplan compare llama-3.1-70b --gpu h100-sxm -tp 4 --vary kv-cache-dtype=fp16,fp8
+  kvplan compare llama-3.1-70b --gpu h100-sxm --vary tp=2,4,8
+  kvplan compare llama-3.1-8b qwen3-8b --gpu l40s
+  kvplan compare llama-3.1-8b --vary gpu=l40s,a100-80gb,h100-sxm --max-model-len 32K
+
+Every other flag applies to all columns. With several models and --vary,
+each model gets one column per value.)");
+  sub->callback([o, &exit_code] {
+    Run(*o);
+    exit_code = 0;
+  });
+}
+
+}  // namespace kvplan

@@ -1,0 +1,145 @@
+#include "cli/deploy_flags.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "util/error.h"
+#include "util/units.h"
+
+namespace kvplan {
+
+void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
+  CLI::Option* gpu =
+      sub->add_option("--gpu", f.gpu, "Accelerator: catalog name (kvplan gpus) or a hardware YAML");
+  if (gpu_required) gpu->required();
+  sub->add_option("--engine", f.engine, "Serving engine: vllm, sglang, trtllm, llama.cpp")
+      ->capture_default_str();
+  sub->add_option("--gpu-memory-utilization", f.gpu_memory_utilization,
+                  "vLLM: fraction of total GPU memory (default 0.9)");
+  sub->add_option("--mem-fraction-static", f.mem_fraction_static,
+                  "SGLang: fraction for weights + KV pool (default by GPU size)");
+  sub->add_option("--free-gpu-memory-fraction", f.free_gpu_memory_fraction,
+                  "TensorRT-LLM: fraction of memory free after loading (default 0.9)");
+  sub->add_option("--max-model-len", f.max_model_len,
+                  "Tokens per request (4096, 4k, 4K; default: the model's max context)");
+  sub->add_option("--max-num-seqs", f.max_num_seqs,
+                  "Scheduler's request limit (default: the engine's)");
+  sub->add_option(
+      "--max-num-batched-tokens", f.max_num_batched_tokens,
+      "Tokens in one forward pass (sizes the activation reserve; default: the engine's)");
+  sub->add_option("--block-size", f.block_size,
+                  "Tokens per KV block (default: vLLM 16, TRT-LLM 32, SGLang 1, llama.cpp 256)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  sub->add_option("--kv-cache-dtype", f.kv_cache_dtype, "Cache dtype: auto, fp16, bf16, fp8, ...")
+      ->capture_default_str();
+  sub->add_option("--tp,--tensor-parallel-size", f.tp, "Tensor-parallel ranks (also -tp)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
+  sub->add_option("--pp,--pipeline-parallel-size", f.pp, "Pipeline stages (also -pp)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
+  sub->add_option("--weight-dtype", f.weight_dtype,
+                  "Override weights: fp16, bf16, fp8, int8, int4, nvfp4, mxfp4");
+  sub->add_option("--kv-cache-memory-bytes", f.kv_cache_memory_bytes,
+                  "Explicit KV budget per GPU (e.g. 3.81GiB), bypassing the estimate");
+  sub->add_option("--max-total-tokens", f.max_total_tokens,
+                  "SGLang: explicit KV pool size in tokens");
+  sub->add_option("--reserve", f.reserve,
+                  "Activation/overhead reserve per GPU (overrides the model), e.g. 2GiB");
+  sub->add_flag("--enforce-eager", f.enforce_eager, "No CUDA graphs (no graph memory reserved)");
+}
+
+EngineConfig ToEngineConfig(const DeployFlags& f) {
+  EngineConfig c;
+  c.engine = ParseEngine(f.engine);
+  // Each engine's fraction flag means something different: refuse a mismatch.
+  struct FractionFlag {
+    const std::optional<double>& value;
+    Engine engine;
+    const char* flag;
+  };
+  for (const FractionFlag& ff :
+       {FractionFlag{f.gpu_memory_utilization, Engine::kVllm, "--gpu-memory-utilization"},
+        FractionFlag{f.mem_fraction_static, Engine::kSglang, "--mem-fraction-static"},
+        FractionFlag{f.free_gpu_memory_fraction, Engine::kTrtllm, "--free-gpu-memory-fraction"}}) {
+    if (!ff.value) continue;
+    if (ff.engine != c.engine) {
+      Fail("{} is {}'s flag, not {}'s (use {} or --engine {})", ff.flag, EngineName(ff.engine),
+           EngineName(c.engine), MemoryFractionFlag(c.engine), EngineName(ff.engine));
+    }
+    if (!(*ff.value > 0 && *ff.value <= 1))
+      Fail("{} must be in (0, 1], got {}", ff.flag, *ff.value);
+    c.memory_fraction = *ff.value;
+  }
+  if (!f.max_model_len.empty()) {
+    c.max_model_len = ParseTokens(f.max_model_len, "--max-model-len");
+    if (c.max_model_len == 0) Fail("--max-model-len: must be at least 1 token");
+  }
+  c.max_num_seqs = f.max_num_seqs;
+  if (!f.max_num_batched_tokens.empty()) {
+    c.max_num_batched_tokens = ParseTokens(f.max_num_batched_tokens, "--max-num-batched-tokens");
+  }
+  c.block_size = f.block_size;
+  c.kv_cache_dtype = f.kv_cache_dtype;
+  if (c.kv_cache_dtype != "auto") FindCacheDtype(c.kv_cache_dtype);
+  c.weight_dtype = f.weight_dtype;
+  if (!c.weight_dtype.empty()) FindWeightFormat(c.weight_dtype, c.quant_group_size);
+  c.tp = f.tp;
+  c.pp = f.pp;
+  if (!f.kv_cache_memory_bytes.empty()) {
+    c.kv_cache_memory_bytes = ParseBytes(f.kv_cache_memory_bytes, "--kv-cache-memory-bytes");
+    if (c.kv_cache_memory_bytes == 0) Fail("--kv-cache-memory-bytes: must be more than 0");
+  }
+  if (!f.max_total_tokens.empty()) {
+    c.max_total_tokens = ParseTokens(f.max_total_tokens, "--max-total-tokens");
+    if (c.engine != Engine::kSglang) {
+      Fail("--max-total-tokens is SGLang's flag (use --kv-cache-memory-bytes, or --engine sglang)");
+    }
+  }
+  if (!f.reserve.empty()) c.reserve_bytes = ParseBytes(f.reserve, "--reserve");
+  c.enforce_eager = f.enforce_eager;
+  return c;
+}
+
+CapacityResult CapacityOrFail(const ModelSpec& model, const HardwareSpec& gpu,
+                              const EngineConfig& config) {
+  CapacityResult r = ComputeCapacity(model, gpu, config);
+  for (const Lint& l : r.lints) {
+    if (l.severity == Severity::kError) Fail("{}", l.message);
+  }
+  return r;
+}
+
+void WriteFileSafely(const std::string& path, const std::string& text, bool force) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!force && fs::exists(path, ec)) Fail("{}: file exists (use --force to overwrite)", path);
+  fs::path target(path);
+  fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  std::string tmp_name = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  int fd = mkstemp(tmp_name.data());
+  if (fd < 0) Fail("{}: cannot create a temporary file in {}", path, dir.string());
+  FILE* out = fdopen(fd, "wb");
+  bool ok = out != nullptr && std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  ok = out != nullptr && std::fclose(out) == 0 && ok;
+  if (out == nullptr) close(fd);
+  if (!ok) {
+    fs::remove(tmp_name, ec);
+    Fail("{}: write failed", path);
+  }
+  // mkstemp creates 0600; an output file should have the usual 0644 (less umask).
+  mode_t mask = umask(0);
+  umask(mask);
+  fs::permissions(tmp_name, static_cast<fs::perms>(0666 & ~mask), ec);
+  fs::rename(tmp_name, target, ec);
+  if (ec) {
+    fs::remove(tmp_name, ec);
+    Fail("{}: cannot rename the temporary file into place", path);
+  }
+}
+
+}  // namespace kvplan

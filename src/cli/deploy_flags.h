@@ -1,0 +1,51 @@
+// The deployment flags shared by `tradeoff`, `compare` and `paging`: the GPU,
+// the engine and the engine's own flags, turned into an EngineConfig for
+// ComputeCapacity (plan/capacity.h). Flag names follow the engines.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "plan/capacity.h"
+
+namespace kvplan {
+
+struct DeployFlags {
+  std::string gpu;
+  std::string engine = "vllm";
+  std::optional<double> gpu_memory_utilization;    // vLLM
+  std::optional<double> mem_fraction_static;       // SGLang
+  std::optional<double> free_gpu_memory_fraction;  // TensorRT-LLM
+  std::string max_model_len;                       // tokens; "": the model's max context
+  uint64_t max_num_seqs = 0;
+  std::string max_num_batched_tokens;
+  uint64_t block_size = 0;
+  std::string kv_cache_dtype = "auto";
+  uint64_t tp = 1;
+  uint64_t pp = 1;
+  std::string weight_dtype;
+  std::string kv_cache_memory_bytes;
+  std::string max_total_tokens;
+  std::string reserve;
+  bool enforce_eager = false;
+};
+
+/// Adds --gpu (required when `gpu_required`), --engine and the engine flags.
+void AddDeployFlags(CLI::App* sub, DeployFlags& flags, bool gpu_required = true);
+
+/// The EngineConfig the flags describe (token and byte values parsed; throws
+/// Error naming the flag on a bad value).
+EngineConfig ToEngineConfig(const DeployFlags& flags);
+
+/// ComputeCapacity, failing (exit 2) with the first error lint's message
+/// when the configuration cannot run.
+CapacityResult CapacityOrFail(const ModelSpec& model, const HardwareSpec& gpu,
+                              const EngineConfig& config);
+
+/// Writes `text` to `path` through a temporary file in the same directory
+/// renamed into place; refuses an existing file unless `force`.
+void WriteFileSafely(const std::string& path, const std::string& text, bool force);
+
+}  // namespace kvplan

@@ -1,0 +1,187 @@
+// The paging, tradeoff and compare subcommands through the real binary:
+// output, files written, and one-line errors with exit status 2.
+#include <doctest/doctest.h>
+
+#include "cli_runner.h"
+#include "plan/capacity.h"
+#include "plan/tradeoff.h"
+#include "spec/catalog.h"
+#include "xml_check.h"
+
+using namespace kvplan;
+using namespace kvplan::test;
+
+namespace {
+
+// An error is exactly one line on stderr, nothing on stdout, exit status 2.
+void CheckOneLineError(const CliResult& r, const std::string& expected) {
+  CHECK(r.exit_code == 2);
+  CHECK(r.out == "");
+  CHECK(r.err == "kvplan: error: " + expected + "\n");
+}
+
+}  // namespace
+
+TEST_CASE("kvplan paging: the example mix, contiguous vs paged") {
+  CliResult r = RunKvplan("paging llama-3.1-8b --gpu l40s --max-model-len 32K --requests " +
+                          SourcePath("examples/request-mix.csv"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err == "");
+  CHECK(r.out.find("40 requests") != std::string::npos);
+  CHECK(r.out.find("contiguous (max-model-len)") != std::string::npos);
+  CHECK(r.out.find("paged (16-token blocks)") != std::string::npos);
+  CHECK(r.out.find("concurrent requests") != std::string::npos);
+  // The JSONL example is read the same way.
+  CliResult j =
+      RunKvplan("paging llama-3.1-8b --gpu l40s --max-model-len 32K --format json --requests " +
+                SourcePath("examples/request-mix.jsonl"));
+  REQUIRE(j.exit_code == 0);
+  CHECK(j.out.find("\"requests\": 10") != std::string::npos);
+  CHECK(j.out.find("\"waste_percent\"") != std::string::npos);
+  // Prefix sharing adds a column; CSV has one row per policy.
+  CliResult p = RunKvplan(
+      "paging qwen3-8b --gpu h100-sxm --mix uniform:prompt=1000..2000,output=50..500 "
+      "--enable-prefix-caching --shared-prefix 1000 --format csv");
+  REQUIRE(p.exit_code == 0);
+  CHECK(LineCount(p.out) == 4);
+  CHECK(p.out.find("\npaged_shared_prefix,") == std::string::npos);  // model,gpu come first
+  CHECK(p.out.find(",paged_shared_prefix,") != std::string::npos);
+}
+
+TEST_CASE("kvplan paging: bad request mixes exit 2 with one line naming file:line") {
+  std::string dir = TempDir();
+  std::string empty = WriteFile(dir, "empty.csv", "");
+  CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --requests " + empty),
+                    empty +
+                        ": empty request mix (expected a CSV header "
+                        "'prompt_tokens,output_tokens' or JSONL objects)");
+  std::string neg = WriteFile(dir, "neg.csv", "prompt_tokens,output_tokens\n10,5\n20,-3\n");
+  CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --requests " + neg),
+                    neg +
+                        ":3:4: output_tokens: '-3' is negative (expected a whole number of "
+                        "tokens >= 0)");
+  std::string bad =
+      WriteFile(dir, "bad.jsonl", "{\"prompt_tokens\": 5, \"output_tokens\": 1}\n{oops}\n");
+  CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --requests " + bad),
+                    bad + ":2:2: malformed JSON: expected '\"', found 'o'");
+  std::string missing = WriteFile(dir, "missing.csv", "prompt_tokens\n10\n");
+  CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --requests " + missing),
+                    missing +
+                        ":1: header has no 'output_tokens' column (expected a header line "
+                        "'prompt_tokens,output_tokens')");
+  std::string long_req = WriteFile(dir, "long.csv", "prompt_tokens,output_tokens\n1000,100\n");
+  CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --requests " + long_req),
+                    long_req +
+                        ":2: request of 1000 + 100 = 1,100 tokens is longer than "
+                        "--max-model-len 1,024; an engine would reject it (raise "
+                        "--max-model-len)");
+  CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --mix zipf:s=1"),
+                    "--mix: unknown distribution 'zipf' in 'zipf:s=1' (known: uniform, lognormal; "
+                    "or pass a CSV/JSONL file with --requests)");
+  CheckOneLineError(
+      RunKvplan("paging gpt2 --gpu l4 --mix uniform:prompt=1..10,output=1..5 --requests " + neg),
+      "paging: give exactly one of --requests FILE (CSV/JSONL) or --mix SPEC (e.g. "
+      "--mix uniform:prompt=100..2000,output=50..500)");
+  CheckOneLineError(
+      RunKvplan("paging gpt2 --gpu l4 --mix uniform:prompt=1..10,output=1..5 --shared-prefix 64"),
+      "--shared-prefix: needs --enable-prefix-caching (engines share prefix blocks "
+      "only with prefix caching on)");
+  CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --requests " + dir + "/none.csv"),
+                    dir + "/none.csv: cannot open the request mix file");
+}
+
+TEST_CASE("kvplan tradeoff: table, chart, SVG written safely") {
+  std::string dir = TempDir();
+  CliResult r = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --svg plot.svg", dir);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("Max batch for each context length:") != std::string::npos);
+  CHECK(r.out.find("Max context for each batch size:") != std::string::npos);
+  CHECK(r.out.find("● max batch at each context") != std::string::npos);
+  CHECK(r.out.find("wrote plot.svg") != std::string::npos);
+  std::string svg = ReadFile(dir + "/plot.svg");
+  XmlCheck x;
+  REQUIRE(x.Check(svg) == "");
+  CHECK(x.text.find("context length (tokens per request)") != std::string::npos);
+  CHECK(x.text.find("concurrent requests") != std::string::npos);
+  CHECK(x.text.find("max batch at each context") != std::string::npos);
+  CHECK(x.text.find("max context at each batch") != std::string::npos);
+  // Never overwrite without --force; nothing else is left behind.
+  CheckOneLineError(RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --svg plot.svg", dir),
+                    "plot.svg: file exists (use --force to overwrite)");
+  CliResult forced = RunKvplan(
+      "tradeoff llama-3.1-8b --gpu h100-sxm --kv-cache-dtype fp8 --svg plot.svg --force", dir);
+  CHECK(forced.exit_code == 0);
+  CHECK(ReadFile(dir + "/plot.svg") != svg);
+  CliResult csv =
+      RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --contexts 4K,8K --batches 1,3 --format csv");
+  REQUIRE(csv.exit_code == 0);
+  CHECK(LineCount(csv.out) == 5);
+  CHECK(csv.out.rfind("model,gpu,grid,context_tokens,batch,at_model_limit\n", 0) == 0);
+  CheckOneLineError(
+      RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --contexts 256K"),
+      "--contexts: 262,144 is longer than max_model_len 131,072 (raise --max-model-len)");
+  CheckOneLineError(RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --batches 0"),
+                    "--batches: values must be at least 1");
+}
+
+TEST_CASE(
+    "tradeoff at max-model-len agrees with capacity's max requests, every model x GPU x engine") {
+  int checked = 0;
+  for (const ModelSpec& m : CatalogModels()) {
+    for (const HardwareSpec& hw : CatalogHardware()) {
+      for (Engine e : AllEngines()) {
+        // llama.cpp serves the -np it was given whatever memory is left; the
+        // trade-off says how far memory would let -np go, so it differs there.
+        if (e == Engine::kLlamaCpp) continue;
+        EngineConfig c;
+        c.engine = e;
+        CapacityResult cap = ComputeCapacity(m, hw, c);
+        if (cap.HasError()) continue;
+        TradeoffInput in;
+        in.num_blocks = cap.num_blocks;
+        in.block_size = cap.block_size;
+        in.max_context = cap.max_model_len;
+        in.blocks_for_request = [&cap](uint64_t n) { return cap.BlocksForRequest(n); };
+        CAPTURE(m.name);
+        CAPTURE(hw.name);
+        CAPTURE(EngineName(e));
+        if (cap.blocks_per_request == 0) continue;
+        CHECK(MaxBatchAtContext(in, cap.max_model_len) == cap.max_requests);
+        uint64_t longest = MaxContextAtBatch(in, 1);
+        CHECK(longest == std::min(cap.largest_max_model_len, cap.max_model_len));
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked > 400);
+}
+
+TEST_CASE("kvplan compare: columns, ratios to the first, errors") {
+  CliResult r =
+      RunKvplan("compare llama-3.1-70b --gpu h100-sxm -tp 4 --vary kv-cache-dtype=fp16,fp8");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("kv-cache-dtype=fp16") != std::string::npos);
+  CHECK(r.out.find("kv-cache-dtype=fp8") != std::string::npos);
+  CHECK(r.out.find("(0.50x)") != std::string::npos);  // bytes per token halves
+  CHECK(r.out.find("Ratios in parentheses are against the first column (kv-cache-dtype=fp16).") !=
+        std::string::npos);
+  CliResult j = RunKvplan("compare llama-3.1-70b --gpu h100-sxm --vary tp=2,4 --format json");
+  REQUIRE(j.exit_code == 0);
+  CHECK(j.out.find("\"label\": \"tp=2\"") != std::string::npos);
+  CHECK(j.out.find("\"bytes_per_token\": 0.5") != std::string::npos);  // tp 4 holds half the heads
+  CliResult two = RunKvplan("compare llama-3.1-8b qwen3-8b --gpu l40s --format csv");
+  REQUIRE(two.exit_code == 0);
+  CHECK(two.out.find("bytes_per_token,qwen3-8b,qwen3-8b,l40s,147456,1.1250") != std::string::npos);
+  CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s"),
+                    "compare: nothing to compare: give two or more models, or --vary KEY=V1,V2 "
+                    "(e.g. --vary kv-cache-dtype=fp16,fp8)");
+  CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary dtype=fp16,fp8"),
+                    "--vary: unknown setting 'dtype' (did you mean 'kv-cache-dtype'?) (one of: "
+                    "kv-cache-dtype, tp, pp, gpu, engine, "
+                    "max-model-len, block-size, gpu-memory-utilization, kv-cache-memory-bytes)");
+  CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary tp=1,3"),
+                    "--vary tp=3: tensor parallel size 3 does not divide the 32 query heads of "
+                    "llama-3.1-8b");
+  CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary tp=1,,2"),
+                    "--vary: 'tp=1,,2': empty value in the list");
+}
