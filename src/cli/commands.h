@@ -7,10 +7,12 @@ namespace kvplan {
 
 void SetupSizeCommand(CLI::App& app, int& exit_code);
 void SetupModelsCommand(CLI::App& app, int& exit_code);
+void SetupImportHfCommand(CLI::App& app, int& exit_code);
 
 inline constexpr CommandSetup kCommands[] = {
     SetupSizeCommand,
     SetupModelsCommand,
+    SetupImportHfCommand,
 };
 
 }  // namespace kvplan
