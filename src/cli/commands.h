@@ -10,6 +10,7 @@ void SetupModelsCommand(CLI::App& app, int& exit_code);
 void SetupCapacityCommand(CLI::App& app, int& exit_code);
 void SetupGpusCommand(CLI::App& app, int& exit_code);
 void SetupImportHfCommand(CLI::App& app, int& exit_code);
+void SetupCheckCommand(CLI::App& app, int& exit_code);
 
 inline constexpr CommandSetup kCommands[] = {
     SetupSizeCommand,
@@ -17,6 +18,7 @@ inline constexpr CommandSetup kCommands[] = {
     SetupCapacityCommand,
     SetupGpusCommand,
     SetupImportHfCommand,
+    SetupCheckCommand,
 };
 
 }  // namespace kvplan

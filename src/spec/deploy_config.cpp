@@ -70,6 +70,7 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
       {"ctx_size", "n_ctx", ArgType::kTokens},
       {"parallel", "max_num_seqs", ArgType::kCount},
       {"cache_type_k", "kv_cache_dtype", ArgType::kText},
+      {"cache_type_v", "cache_type_v", ArgType::kText},
       {"ubatch_size", "max_num_batched_tokens", ArgType::kTokens},
       {"swa_full", "swa_full", ArgType::kBool},
   };
@@ -163,12 +164,32 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
       case ArgType::kText: {
         std::string v = r.Str(k.key);
         if (f == "kv_cache_dtype") a.kv_cache_dtype = v;
+        else if (f == "cache_type_v") a.pos["cache_type_v_value:" + v] = r.Pos(k.key);
         else a.weight_dtype = v;
         break;
       }
     }
   }
   r.Finish();
+  if (engine == "llama.cpp" && (a.kv_cache_dtype || a.pos.count("cache_type_v"))) {
+    // kvplan models one cache type for K and V: llama.cpp keeps the other at
+    // f16 when only one is given, so both must be stated, and equal.
+    std::string v;
+    for (const auto& [key, p] : a.pos) {
+      if (key.rfind("cache_type_v_value:", 0) == 0) v = key.substr(19);
+    }
+    std::string k = a.kv_cache_dtype.value_or("");
+    if (k != v) {
+      SourcePos at = a.pos.count("cache_type_v") ? a.pos["cache_type_v"] : a.pos["kv_cache_dtype"];
+      Fail("{}{}: cache_type_k '{}' and cache_type_v '{}' differ (llama.cpp's default is f16); "
+           "kvplan models one cache type for K and V, so give both, equal",
+           at.Prefix(), k.empty() ? "cache_type_k" : "cache_type_v", k.empty() ? "f16" : k,
+           v.empty() ? "f16" : v);
+    }
+    for (auto it = a.pos.begin(); it != a.pos.end();) {
+      it = it->first.rfind("cache_type_v_value:", 0) == 0 ? a.pos.erase(it) : std::next(it);
+    }
+  }
 }
 
 void ReadWorkload(MapReader& w, DeployConfig& d) {
