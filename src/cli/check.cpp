@@ -304,8 +304,8 @@ std::string Github(const std::vector<Outcome>& all) {
     };
     if (!o.report) {
       std::string w = where(PosInMessage(o.error, o.file));
-      out += fmt::format("::error {}{}title=kvplan check: invalid config::{}\n", w,
-                         w.empty() ? "" : ",", GhData(o.error));
+      out += fmt::format("::error {}{}title={}::{}\n", w, w.empty() ? "" : ",",
+                         GhProp("kvplan check: invalid config"), GhData(o.error));
       continue;
     }
     const CheckReport& r = *o.report;
