@@ -157,12 +157,24 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
   row(r.stages.size() > 1 ? fmt::format("weights (stage {})", r.tightest_stage) : "weights", r.weights_bytes);
   row(r.reserve.overridden ? "reserve (--reserve)" : "reserve (modelled)", r.reserve.total_bytes);
   if (!r.reserve.overridden) {
-    row(fmt::format("  activations, {} tokens", WithCommas(c.max_num_batched_tokens)), r.reserve.activation_bytes);
-    row(fmt::format("  logits/sampler, {} rows", std::min(c.max_num_seqs, c.max_num_batched_tokens)),
+    // vLLM subtracts the larger of the two profiled peaks; TRT-LLM both;
+    // SGLang neither (they live in the 1 - mem_fraction_static share).
+    const bool vllm = c.engine == Engine::kVllm;
+    const bool act_peak = r.reserve.activation_bytes >= r.reserve.logits_bytes;
+    const char* outside = c.engine == Engine::kSglang ? " (outside the fraction)" : "";
+    row(fmt::format("  forward pass, {} tokens{}", WithCommas(c.max_num_batched_tokens),
+                    vllm ? (act_peak ? " (peak)" : " (not the peak)") : outside),
+        r.reserve.activation_bytes);
+    row(fmt::format("  logits/sampler, {} rows{}", std::min(c.max_num_seqs, c.max_num_batched_tokens),
+                    vllm ? (act_peak ? " (not the peak)" : " (peak)") : outside),
         r.reserve.logits_bytes);
-    row(c.engine == Engine::kVllm ? "  non-torch" : "  CUDA context", r.reserve.non_torch_bytes);
+    row(c.engine == Engine::kVllm     ? "  non-torch"
+        : c.engine == Engine::kSglang ? fmt::format("  CUDA context (x {} counted)", c.memory_fraction)
+                                      : std::string("  CUDA context"),
+        r.reserve.non_torch_bytes);
+    if (r.reserve.rope_cache_bytes) row("  rotary cos/sin cache", r.reserve.rope_cache_bytes);
     if (r.reserve.cuda_graph_bytes && c.engine != Engine::kLlamaCpp) {
-      row(c.engine == Engine::kTrtllm ? "  CUDA graphs" : "  CUDA graphs (outside the budget)",
+      row(c.engine == Engine::kTrtllm ? "  CUDA graphs" : "  CUDA graphs (outside the fraction)",
           r.reserve.cuda_graph_bytes);
     }
   }
@@ -235,6 +247,7 @@ Json ToJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r
   res.Set("logits_bytes", r.reserve.logits_bytes);
   res.Set("non_torch_bytes", r.reserve.non_torch_bytes);
   res.Set("cuda_graph_bytes", r.reserve.cuda_graph_bytes);
+  res.Set("rope_cache_bytes", r.reserve.rope_cache_bytes);
   res.Set("overridden", r.reserve.overridden);
   j.Set("reserve", std::move(res));
   j.Set("kv_budget_bytes", r.kv_budget_bytes);

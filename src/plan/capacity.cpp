@@ -171,13 +171,19 @@ std::vector<Lint> LintConfig(const ModelSpec& m, const HardwareSpec& gpu, const 
     AddLint(r, Severity::kError, "pp-layers",
             fmt::format("pipeline parallel size {} is more than the {} layers of {}", c.pp, m.layers, m.name));
   }
+  bool quantized_cache = false;
   try {
     const CacheDtype& dtype = FindCacheDtype(ResolvedCacheDtype(c, ResolvedWeightDtype(m, c)));
+    quantized_cache = dtype.IsBlock();
     std::string why = CacheDtypeUnsupported(c.engine, m, dtype);
     if (!why.empty()) AddLint(r, Severity::kError, "dtype-engine", why);
     CheckKvConfig(m, dtype, c.tp);
   } catch (const Error& e) {
     AddLint(r, Severity::kError, "kv-config", e.what());
+  }
+  if (quantized_cache && c.engine == Engine::kLlamaCpp) {
+    AddLint(r, Severity::kWarning, "llama-fa",
+            "llama.cpp needs flash attention (-fa on) for a quantized V cache");
   }
   if (m.mla && c.tp > 1) {
     AddLint(r, Severity::kWarning, "mla-replicated",
@@ -214,7 +220,6 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   r.config = c;
   r.engine_name = std::string(EngineName(c.engine));
   r.lints = LintConfig(m, gpu, c);
-  r.weight_dtype = ResolvedWeightDtype(m, c);
   r.gpus_per_replica = c.tp * c.pp;
   r.replicas = c.dp;
   r.gpus = r.gpus_per_replica * c.dp;
@@ -223,7 +228,9 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   r.cluster_memory_bytes = CheckedMul(r.total_memory_bytes, r.gpus, "cluster memory");
   r.block_size = c.block_size;
   r.max_model_len = c.max_model_len;
+  r.model_max_context = m.max_context;
   if (r.HasError()) return r;
+  r.weight_dtype = ResolvedWeightDtype(m, c);  // known valid: LintConfig resolved it
 
   const CacheDtype& dtype = FindCacheDtype(ResolvedCacheDtype(c, r.weight_dtype));
   r.kv_cache_dtype = dtype.name;
@@ -263,8 +270,9 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
     // Only the last stage samples: earlier stages reserve the forward pass alone.
     uint64_t reserve = r.reserve.total_bytes;
     if (!last && !r.reserve.overridden && (c.engine == Engine::kVllm || c.engine == Engine::kTrtllm)) {
-      reserve = c.engine == Engine::kVllm ? r.reserve.activation_bytes + r.reserve.non_torch_bytes
-                                          : reserve - r.reserve.logits_bytes;
+      reserve = c.engine == Engine::kVllm
+                    ? r.reserve.activation_bytes + r.reserve.non_torch_bytes + r.reserve.rope_cache_bytes
+                    : reserve - r.reserve.logits_bytes;
     }
     int64_t headroom = 0;
     uint64_t budget = 0;
@@ -414,17 +422,14 @@ uint64_t CapacityResult::BlocksForRequest(uint64_t tokens) const {
 
 uint64_t MaxModelLenAtConcurrency(const CapacityResult& r, uint64_t concurrency) {
   if (concurrency == 0 || r.num_blocks == 0) return 0;
-  uint64_t lo = 0, hi = std::max<uint64_t>(r.max_tokens, 1);
-  // Windowed models can hold arbitrarily long requests; cap at the cache size
-  // times the window factor by searching up to 2^40 tokens.
-  if (r.BlocksForRequest(hi) * concurrency <= r.num_blocks) hi = uint64_t{1} << 40;
+  uint64_t lo = 0, hi = r.model_max_context;
   while (lo < hi) {
     uint64_t mid = hi - (hi - lo) / 2;
     uint64_t need = 0;
     try {
       need = CheckedMul(r.BlocksForRequest(mid), concurrency);
     } catch (const Error&) {
-      need = UINT64_MAX;
+      need = UINT64_MAX;  // overflowed: certainly more than the cache
     }
     if (need <= r.num_blocks) lo = mid; else hi = mid - 1;
   }

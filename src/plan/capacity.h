@@ -90,6 +90,7 @@ struct Reserve {
   uint64_t logits_bytes = 0;      // fp32 logits + sampler buffers for the sampled rows
   uint64_t non_torch_bytes = 0;   // CUDA context, cuBLAS/NCCL workspaces
   uint64_t cuda_graph_bytes = 0;  // captured graphs' private pools
+  uint64_t rope_cache_bytes = 0;  // rotary cos/sin table: max_context x rotary dim x 2 B
   uint64_t total_bytes = 0;       // what is subtracted
   bool overridden = false;        // --reserve given: total_bytes is the user's
 };
@@ -142,6 +143,7 @@ struct CapacityResult {
   uint64_t max_requests = 0;         // whole requests: floor(max_concurrency)
   bool fits = false;                 // at least one max_model_len request fits
   uint64_t largest_max_model_len = 0;  // longest single request the cache holds (vLLM's estimate)
+  uint64_t model_max_context = 0;      // the model's max_context: searches stop there
 
   std::vector<StageCapacity> stages;  // pp entries, stage order
   size_t tightest_stage = 0;
@@ -188,8 +190,9 @@ Reserve ModelReserve(const ModelSpec& model, const HardwareSpec& gpu,
 CapacityResult ComputeCapacity(const ModelSpec& model, const HardwareSpec& gpu,
                                const EngineConfig& config);
 
-/// The longest max_model_len at which `concurrency` requests fit at once
-/// (0 when not even one token each fits). Uses ComputeCapacity's blocks.
+/// The longest max_model_len (at most the model's max_context) at which
+/// `concurrency` requests fit at once (0 when not even one token each fits).
+/// Uses ComputeCapacity's blocks.
 uint64_t MaxModelLenAtConcurrency(const CapacityResult& capacity, uint64_t concurrency);
 
 }  // namespace kvplan

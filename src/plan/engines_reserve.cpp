@@ -69,6 +69,15 @@ uint64_t ForwardElemsPerToken(const ModelSpec& m, uint64_t tp) {
   return 2 * h + std::max(attn, mlp);
 }
 
+// vLLM and SGLang precompute a cos/sin table of max_position_embeddings x
+// rotary dim in the model dtype at load time (vLLM's "Model loading took"
+// includes it: 14.9888 GiB for Llama-3.1-8B = 14.9575 GiB of weights + 32 MiB).
+uint64_t RopeCacheBytes(const ModelSpec& m) {
+  if (m.architecture.rfind("GPT2", 0) == 0 || m.architecture.rfind("Jamba", 0) == 0) return 0;
+  const uint64_t dim = m.mla ? m.mla->qk_rope_head_dim : m.head_dim;
+  return CheckedMul(CheckedMul(m.max_context, dim), kActBytes, "rotary cache bytes");
+}
+
 }  // namespace
 
 Reserve ModelReserve(const ModelSpec& m, const HardwareSpec& gpu, const EngineConfig& c) {
@@ -89,7 +98,8 @@ Reserve ModelReserve(const ModelSpec& m, const HardwareSpec& gpu, const EngineCo
       r.non_torch_bytes = kVllmNonTorchBytes;
       // vLLM 0.10-0.11 capture graphs after sizing the cache: reported, not subtracted.
       r.cuda_graph_bytes = c.enforce_eager ? 0 : CheckedMul(c.cuda_graph_max_bs, kGraphBytesPerBatch);
-      r.total_bytes = std::max(r.activation_bytes, r.logits_bytes) + r.non_torch_bytes;
+      r.rope_cache_bytes = RopeCacheBytes(m);
+      r.total_bytes = std::max(r.activation_bytes, r.logits_bytes) + r.non_torch_bytes + r.rope_cache_bytes;
       break;
     case Engine::kSglang:
       // SGLang leaves activations and graphs to the (1 - mem_fraction_static)
@@ -99,7 +109,9 @@ Reserve ModelReserve(const ModelSpec& m, const HardwareSpec& gpu, const EngineCo
       r.logits_bytes = CheckedMul(CheckedMul(rows, vocab), kLogitBytes);
       r.cuda_graph_bytes = c.enforce_eager ? 0 : CheckedMul(c.cuda_graph_max_bs, kGraphBytesPerBatch);
       r.non_torch_bytes = kCudaContextBytes;
-      r.total_bytes = static_cast<uint64_t>(static_cast<double>(kCudaContextBytes) * c.memory_fraction);
+      r.rope_cache_bytes = RopeCacheBytes(m);
+      r.total_bytes = static_cast<uint64_t>(static_cast<double>(kCudaContextBytes) * c.memory_fraction) +
+                      r.rope_cache_bytes;
       break;
     case Engine::kTrtllm:
       // Everything in use after loading reduces the free memory the fraction applies to.
