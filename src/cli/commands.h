@@ -11,6 +11,9 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code);
 void SetupGpusCommand(CLI::App& app, int& exit_code);
 void SetupImportHfCommand(CLI::App& app, int& exit_code);
 void SetupCheckCommand(CLI::App& app, int& exit_code);
+void SetupBenchCommand(CLI::App& app, int& exit_code);
+void SetupDemoCommand(CLI::App& app, int& exit_code);
+void SetupLatencyCommand(CLI::App& app, int& exit_code);
 
 inline constexpr CommandSetup kCommands[] = {
     SetupSizeCommand,
@@ -19,6 +22,9 @@ inline constexpr CommandSetup kCommands[] = {
     SetupGpusCommand,
     SetupImportHfCommand,
     SetupCheckCommand,
+    SetupBenchCommand,
+    SetupDemoCommand,
+    SetupLatencyCommand,
 };
 
 }  // namespace kvplan

@@ -1,0 +1,365 @@
+// kvplan bench: measures this machine's read-bandwidth and FMA ceilings, then
+// validates and times the CPU decode kernel over a sweep of shapes, placing
+// each on the roofline; --save writes a hardware profile with the measured
+// bandwidth curve that `capacity` and `latency` read with --profile.
+#include <fmt/format.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+
+#include "cli/commands.h"
+#include "kernels/bench/ceilings.h"
+#include "kernels/bench/harness.h"
+#include "report/json.h"
+#include "report/table.h"
+#include "spec/catalog.h"
+#include "spec/hardware_spec.h"
+#include "util/error.h"
+#include "util/units.h"
+
+namespace kvplan {
+namespace {
+
+using kernels::BenchShape;
+using kernels::Ceilings;
+using kernels::ShapeResult;
+
+struct BenchOptions {
+  std::string device = "cpu";
+  bool quick = false;
+  int threads = 0;
+  std::string simd = "auto";
+  int repeats = 0;  // 0: 5 (quick) or 7
+  std::string max_cache;
+  std::vector<std::string> shapes;  // --shape specs; empty: the sweep
+  bool concat = false;
+  std::string hardware;
+  std::string save;
+  bool force = false;
+  std::string format = "text";
+};
+
+struct BenchRun {
+  std::string machine;
+  int threads = 0;
+  kernels::SimdPath simd = kernels::SimdPath::kScalar;
+  Ceilings ceilings;
+  std::optional<HardwareSpec> hardware;  // --hardware: datasheet figures
+  std::vector<ShapeResult> results;
+  std::vector<BandwidthPoint> curve;
+};
+
+// One progress line on stderr, rewritten in place on a terminal.
+void Progress(const std::string& line) {
+  static const bool tty = isatty(STDERR_FILENO) != 0;
+  if (tty) {
+    fmt::print(stderr, "\r\033[K{}", line);
+  } else if (!line.empty()) {
+    fmt::print(stderr, "kvplan bench: {}\n", line);
+  }
+  std::fflush(stderr);
+}
+
+std::string Pct(double f) { return fmt::format("{:.0f}%", 100 * f); }
+
+std::optional<double> DatasheetGbps(const BenchRun& run) {
+  if (run.hardware && run.hardware->memory_bandwidth_gbps > 0) return run.hardware->memory_bandwidth_gbps;
+  return std::nullopt;
+}
+
+Json ResultJson(const ShapeResult& r, const BenchRun& run) {
+  const BenchShape& s = r.shape;
+  Json j;
+  j.Set("label", s.Label());
+  j.Set("dtype", kernels::KvDtypeName(s.dtype));
+  j.Set("context", s.context);
+  j.Set("batch", s.batch);
+  j.Set("kv_heads", s.kv_heads);
+  j.Set("q_heads", s.kv_heads * s.group);
+  j.Set("group", s.group);
+  j.Set("head_dim", s.head_dim);
+  j.Set("layout", s.block_tokens > 0 ? "paged" : "contiguous");
+  if (s.block_tokens > 0) j.Set("block_tokens", s.block_tokens);
+  j.Set("bytes_read", r.timing.bytes_read);
+  j.Set("flops", r.timing.flops);
+  j.Set("seconds", r.timing.seconds);
+  j.Set("gbps", r.gbps);
+  j.Set("gflops", r.gflops);
+  j.Set("flop_per_byte", r.flop_per_byte);
+  j.Set("bound", r.compute_bound ? "compute" : "bandwidth");
+  j.Set("ceiling_gbps", r.ceiling_gbps);
+  j.Set("fraction_of_ceiling", r.fraction_of_ceiling);
+  j.Set("fraction_of_read_ceiling", r.fraction_of_read_ceiling);
+  if (auto ds = DatasheetGbps(run)) j.Set("fraction_of_datasheet", r.gbps / *ds);
+  j.Set("validation_error_ratio", r.timing.validation_ratio);
+  if (r.concat_seconds > 0) {
+    j.Set("concat_seconds", r.concat_seconds);
+    j.Set("concat_slowdown", r.concat_seconds / r.timing.seconds);
+  }
+  return j;
+}
+
+Json ToJson(const BenchRun& run, const BenchOptions& o) {
+  Json j;
+  j.Set("device", "cpu");
+  j.Set("machine", run.machine);
+  j.Set("threads", run.threads);
+  j.Set("simd", kernels::SimdName(run.simd));
+  j.Set("quick", o.quick);
+  j.Set("read_ceiling_gbps", run.ceilings.read_gbps);
+  j.Set("read_buffer_bytes", run.ceilings.read_buffer_bytes);
+  j.Set("fma_peak_gflops", run.ceilings.fma_flops / 1e9);
+  if (auto ds = DatasheetGbps(run)) {
+    j.Set("hardware", run.hardware->name);
+    j.Set("datasheet_gbps", *ds);
+  } else {
+    j.Set("datasheet_gbps", nullptr);
+  }
+  Json results = Json::MakeArray();
+  for (const ShapeResult& r : run.results) results.Push(ResultJson(r, run));
+  j.Set("results", std::move(results));
+  Json curve = Json::MakeArray();
+  for (const BandwidthPoint& p : run.curve) {
+    Json c;
+    c.Set("bytes", p.bytes);
+    c.Set("gbps", p.gbps);
+    curve.Push(std::move(c));
+  }
+  j.Set("curve", std::move(curve));
+  return j;
+}
+
+Table ResultTable(const BenchRun& run, bool csv) {
+  const auto ds = DatasheetGbps(run);
+  std::vector<std::string> head = csv ? std::vector<std::string>{"shape", "bytes_read", "seconds", "gbps",
+                                                                 "fraction_of_read_ceiling", "bound",
+                                                                 "fraction_of_ceiling", "gflops"}
+                                      : std::vector<std::string>{"shape", "cache", "time", "GB/s",
+                                                                 "% read ceiling", "bound",
+                                                                 "% of bound", "GFLOP/s"};
+  if (ds) head.push_back(csv ? "fraction_of_datasheet" : "% datasheet");
+  const bool concat = !run.results.empty() && run.results.front().concat_seconds > 0;
+  if (concat) head.push_back(csv ? "concat_seconds" : "concat/step");
+  Table t(head);
+  t.SetAlign(0, Table::Align::kLeft);
+  for (const ShapeResult& r : run.results) {
+    std::vector<std::string> row;
+    if (csv) {
+      row = {r.shape.Label(), std::to_string(r.timing.bytes_read), fmt::format("{:.6g}", r.timing.seconds),
+             fmt::format("{:.3f}", r.gbps), fmt::format("{:.4f}", r.fraction_of_read_ceiling),
+             r.compute_bound ? "compute" : "bandwidth", fmt::format("{:.4f}", r.fraction_of_ceiling),
+             fmt::format("{:.2f}", r.gflops)};
+      if (ds) row.push_back(fmt::format("{:.4f}", r.gbps / *ds));
+      if (concat) row.push_back(fmt::format("{:.6g}", r.concat_seconds));
+    } else {
+      row = {r.shape.Label(), FormatGiB(r.timing.bytes_read), fmt::format("{:.3f} ms", 1e3 * r.timing.seconds),
+             fmt::format("{:.1f}", r.gbps), Pct(r.fraction_of_read_ceiling),
+             r.compute_bound ? "compute" : "bandwidth", Pct(r.fraction_of_ceiling),
+             fmt::format("{:.1f}", r.gflops)};
+      if (ds) row.push_back(Pct(r.gbps / *ds));
+      if (concat) {
+        row.push_back(r.concat_seconds > 0 ? fmt::format("{:.3f} ms ({:.1f}x)", 1e3 * r.concat_seconds,
+                                                         r.concat_seconds / r.timing.seconds)
+                                           : "-");
+      }
+    }
+    t.AddRow(row);
+  }
+  return t;
+}
+
+std::string ToText(const BenchRun& run) {
+  const Ceilings& c = run.ceilings;
+  std::string out;
+  out += fmt::format("CPU decode attention on {} ({} threads, {} path)\n", run.machine, run.threads,
+                     kernels::SimdName(run.simd));
+  out += fmt::format("read ceiling  {:.1f} GB/s  (STREAM-style read of {}, all threads, median)\n",
+                     c.read_gbps, FormatGiB(c.read_buffer_bytes));
+  out += fmt::format("FMA peak      {:.1f} GFLOP/s  ({} path, all threads)\n", c.fma_flops / 1e9,
+                     kernels::SimdName(run.simd));
+  if (auto ds = DatasheetGbps(run)) {
+    out += fmt::format("datasheet     {:.1f} GB/s  ({}); measured ceiling = {}\n", *ds,
+                       run.hardware->display_name, Pct(c.read_gbps / *ds));
+  }
+  out += "\n" + ResultTable(run, false).Text();
+  out += fmt::format(
+      "\nEach step reads every cached K and V once (bytes counted from the shape) and does\n"
+      "2 x group FLOP per cache element; a shape is compute-bound when FMA peak / (FLOP per\n"
+      "byte) is below the read ceiling, and '% of bound' is against the lower of the two.\n"
+      "Every shape was validated against the float64 reference before it was timed; caches\n"
+      "were flushed before every step; times are medians.\n");
+  return out;
+}
+
+// The profile --save writes: the datasheet fields of --hardware when given,
+// else this machine's RAM and the measured figures; plus `measured:`.
+HardwareSpec ProfileSpec(const BenchRun& run, const std::string& path) {
+  HardwareSpec h;
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  if (run.hardware) {
+    h = *run.hardware;
+    h.source = fmt::format("{}; measured: kvplan bench on {}, {}", h.source, run.machine, date);
+  } else {
+    h.vendor = "cpu";
+    h.display_name = run.machine;
+    h.memory_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                     static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+    // No datasheet: the bandwidth is the measured read ceiling and the fp16/
+    // bf16 peak the fp32 FMA peak (a CPU widens them and computes in fp32).
+    h.memory_bandwidth_gbps = std::round(run.ceilings.read_gbps * 1000) / 1000;
+    for (const char* t : {"fp32", "fp16", "bf16"}) h.flops[t] = run.ceilings.fma_flops;
+    h.source = fmt::format("kvplan bench on {}, {} ({} path, {} threads): no datasheet, so "
+                           "memory_bandwidth_gbps is the measured read ceiling and flops the "
+                           "measured FMA peak",
+                           run.machine, date, kernels::SimdName(run.simd), run.threads);
+    h.source_url = "";
+  }
+  h.name = std::filesystem::path(path).stem().string();
+  MeasuredProfile p;
+  p.device = "cpu";
+  p.machine = run.machine;
+  p.read_ceiling_gbps = run.ceilings.read_gbps;
+  p.curve = run.curve;
+  h.measured = p;
+  return h;
+}
+
+void SaveProfile(const BenchRun& run, const std::string& path, bool force) {
+  if (run.curve.empty()) Fail("--save: no curve shape was measured (raise --max-cache)");
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !force) {
+    Fail("{}: file exists (pass --force to overwrite)", path);
+  }
+  const std::string yaml = "# Hardware profile written by `kvplan bench --save` (schema: docs/hardware-spec.md)\n" +
+                           HardwareToYaml(ProfileSpec(run, path));
+  ParseHardwareYaml(yaml, path);  // what we write must read back
+  const std::filesystem::path target(path);
+  const std::filesystem::path tmp =
+      target.parent_path() / (".kvplan-" + std::to_string(getpid()) + "-" + target.filename().string() + ".tmp");
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << yaml;
+    f.close();
+    if (!f) {
+      std::filesystem::remove(tmp, ec);
+      Fail("{}: cannot write", tmp.string());
+    }
+  }
+  std::filesystem::rename(tmp, target, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    Fail("{}: cannot write ({})", path, ec.message());
+  }
+}
+
+void Run(const BenchOptions& o) {
+  if (o.device != "cpu") Fail("--device {}: this build measures the cpu only", o.device);
+  if (o.threads < 0) Fail("--threads: must be >= 0 (0 = all cores)");
+  std::error_code ec;
+  if (!o.save.empty() && std::filesystem::exists(o.save, ec) && !o.force) {
+    Fail("{}: file exists (pass --force to overwrite)", o.save);  // before minutes of measuring
+  }
+  BenchRun run;
+  if (!o.hardware.empty()) run.hardware = LoadHardware(o.hardware);
+  const uint64_t max_cache = o.max_cache.empty() ? UINT64_MAX : ParseBytes(o.max_cache, "--max-cache");
+  std::vector<BenchShape> shapes;
+  std::vector<BenchShape> candidates;
+  for (const std::string& spec : o.shapes) candidates.push_back(kernels::ParseBenchShape(spec));
+  if (candidates.empty()) candidates = kernels::BenchSweep(o.quick);
+  for (const BenchShape& s : candidates) {
+    if (s.CacheBytes() <= max_cache) shapes.push_back(s);
+  }
+  if (shapes.empty()) Fail("--max-cache {}: no shape of the sweep is that small", o.max_cache);
+
+  kernels::TimingOptions topt;
+  topt.cpu.simd = kernels::ParseSimdPath(o.simd);
+  topt.cpu.threads = o.threads;
+  topt.repeats = o.repeats > 0 ? o.repeats : (o.quick ? 5 : 7);
+  run.simd = kernels::ResolveSimd(topt.cpu.simd, 128);
+  run.threads = o.threads > 0 ? o.threads : omp_get_max_threads();
+  run.machine = kernels::MachineDescription();
+
+  // The read ceiling over 8x (quick) or 16x the LLC, at least 256 MiB.
+  const uint64_t llc = kernels::LastLevelCacheBytes();
+  run.ceilings.read_buffer_bytes = std::max<uint64_t>(256 * kMiB, (o.quick ? 8 : 16) * llc);
+  Progress(fmt::format("measuring the read ceiling over {}", FormatGiB(run.ceilings.read_buffer_bytes)));
+  run.ceilings.read_gbps = kernels::MeasureReadCeilingGbps(run.ceilings.read_buffer_bytes, o.threads,
+                                                           o.quick ? 5 : 9);
+  Progress("measuring the FMA peak");
+  run.ceilings.fma_flops = kernels::MeasureFmaPeakFlops(run.simd, o.threads);
+
+  std::map<uint64_t, double> curve;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    Progress(fmt::format("[{}/{}] {} ({}): validating, then timing", i + 1, shapes.size(),
+                         shapes[i].Label(), FormatGiB(shapes[i].CacheBytes())));
+    run.results.push_back(kernels::RunShape(shapes[i], run.ceilings, topt));
+    if (o.concat && shapes[i].block_tokens == 0) {
+      Progress(fmt::format("[{}/{}] {}: timing concat-per-step", i + 1, shapes.size(), shapes[i].Label()));
+      run.results.back().concat_seconds = kernels::TimeConcatStep(shapes[i], topt);
+    }
+    if (kernels::IsCurveShape(shapes[i])) curve[run.results.back().timing.bytes_read] = run.results.back().gbps;
+  }
+  Progress("");
+  for (const auto& [bytes, gbps] : curve) run.curve.push_back({bytes, gbps});
+  if (!o.save.empty()) SaveProfile(run, o.save, o.force);
+
+  switch (ToFormat(o.format)) {
+    case Format::kJson: Print(ToJson(run, o).Dump() + "\n"); break;
+    case Format::kCsv: Print(ResultTable(run, true).Csv()); break;
+    case Format::kText:
+      Print(ToText(run));
+      if (!o.save.empty()) Print(fmt::format("\nprofile written to {}\n", o.save));
+      break;
+  }
+}
+
+}  // namespace
+
+void SetupBenchCommand(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "bench", "Measure the read-bandwidth ceiling and the CPU decode kernel against it");
+  sub->add_option("--device", o->device, "Where to run: cpu")->capture_default_str();
+  sub->add_flag("--quick", o->quick, "A short sweep (under 30 s on 2 cores) instead of the full one");
+  sub->add_option("--threads", o->threads, "Threads (default 0: all cores)")->capture_default_str();
+  sub->add_option("--simd", o->simd, "Kernel path: auto|scalar|avx2 (auto honours KVPLAN_SIMD)")
+      ->check(CLI::IsMember({"auto", "scalar", "avx2"}))
+      ->capture_default_str();
+  sub->add_option("--repeats", o->repeats, "Timed steps per shape, median reported (default 7; 5 with --quick)");
+  sub->add_option("--max-cache", o->max_cache,
+                  "Skip shapes whose cache is larger (e.g. 64MiB on a machine short of memory)");
+  sub->add_option("--shape", o->shapes,
+                  "Time this shape instead of the sweep (repeatable): dtype=fp16,context=128K,"
+                  "batch=1,kv_heads=8,group=4,head_dim=128,block=0");
+  sub->add_flag("--concat", o->concat,
+                "Also time the naive concat-per-step cache (copy everything, then attend)");
+  sub->add_option("--hardware,--gpu", o->hardware,
+                  "Catalog name or spec file whose datasheet bandwidth to compare with");
+  sub->add_option("--save", o->save,
+                  "Write a hardware profile (datasheet fields + measured curve) for --profile");
+  sub->add_flag("--force", o->force, "Overwrite the --save file if it exists");
+  AddFormatOption(sub, o->format);
+  sub->footer(R"(Examples:
+  kvplan bench --quick
+  kvplan bench --save my-machine.yaml && kvplan latency llama-3.1-8b --profile my-machine.yaml -c 4K
+  kvplan bench --simd scalar --threads 1 --format json
+  kvplan bench --shape dtype=fp32,context=128K,kv_heads=8 --concat
+
+Each shape is validated against a float64 reference before it is timed; a
+wrong kernel is refused, not timed.)");
+  sub->callback([o, &exit_code] {
+    Run(*o);
+    exit_code = 0;
+  });
+}
+
+}  // namespace kvplan

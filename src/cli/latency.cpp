@@ -1,0 +1,274 @@
+// kvplan latency: TTFT and TPOT predictions from bytes moved and FLOPs done,
+// which bound applies, from which bandwidth (a measured `kvplan bench`
+// profile or the datasheet), and where decode turns compute-bound as the
+// batch grows. --validate checks the model against a real decode step on
+// this CPU (src/demo/decode_validation.h).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "cli/commands.h"
+#include "cli/latency_validate.h"
+#include "plan/latency.h"
+#include "report/json.h"
+#include "report/table.h"
+#include "spec/catalog.h"
+#include "util/checked.h"
+#include "util/units.h"
+
+namespace kvplan {
+namespace {
+
+struct LatencyOptions {
+  std::string model;
+  std::string gpu;
+  std::string profile;
+  std::string context = "4096";
+  std::string batch = "1";
+  std::string prompt;  // default: the context
+  std::string dtype = "auto";
+  std::string weight_dtype;
+  uint64_t tp = 1;
+  uint64_t max_batch = 0;  // table limit (0: a little past the compute-bound turn)
+  std::string format = "text";
+  ValidateOptions validate;
+};
+
+struct Setup {
+  ModelSpec model;
+  HardwareSpec hw;
+  ModelCost cost;
+  std::string kv_dtype;
+  uint64_t context = 0, batch = 0, prompt = 0;
+};
+
+std::string Ms(double s) { return fmt::format("{:.3g}", s * 1e3); }
+std::string Rate(double per_s) { return per_s >= 100 ? fmt::format("{:.0f}", per_s) : fmt::format("{:.3g}", per_s); }
+
+std::string BandwidthSource(const HardwareSpec& hw) {
+  if (HasMeasuredCurve(hw)) {
+    return fmt::format("measured curve of {} ({} points, {})", hw.origin, hw.measured->curve.size(),
+                       hw.measured->machine.empty() ? hw.display_name : hw.measured->machine);
+  }
+  return fmt::format("datasheet {:.0f} GB/s x {:.2f} (typical decode bandwidth utilisation)",
+                     hw.memory_bandwidth_gbps, kDatasheetBandwidthEfficiency);
+}
+
+std::vector<uint64_t> TableBatches(const Setup& s, uint64_t limit) {
+  std::vector<uint64_t> out;
+  const uint64_t turn = ComputeBoundBatch(s.cost, s.hw, s.context, 1 << 16);
+  const uint64_t last = limit != 0 ? limit : std::max<uint64_t>(turn != 0 ? turn * 2 : 256, s.batch);
+  for (uint64_t b = 1; b <= last; b *= 2) out.push_back(b);
+  if (s.batch > 0 && std::find(out.begin(), out.end(), s.batch) == out.end() && s.batch <= last) {
+    out.push_back(s.batch);
+    std::sort(out.begin(), out.end());
+  }
+  return out;
+}
+
+Json StepJson(const StepEstimate& e) {
+  Json j;
+  j.Set("weight_bytes", e.weight_bytes);
+  j.Set("kv_bytes", e.kv_bytes);
+  j.Set("flops", e.flops);
+  j.Set("bandwidth_gbps", e.bandwidth_gbps);
+  j.Set("peak_flops", e.peak_flops);
+  j.Set("memory_ms", e.memory_s * 1e3);
+  j.Set("compute_ms", e.compute_s * 1e3);
+  j.Set("bound", BoundName(e.bound));
+  return j;
+}
+
+Json ToJson(const Setup& s, const StepEstimate& decode, const StepEstimate& prefill,
+            const std::vector<uint64_t>& batches) {
+  Json j;
+  j.Set("model", s.model.name);
+  j.Set("hardware", s.hw.name);
+  j.Set("tp", s.cost.tp);
+  j.Set("weight_dtype", s.cost.weight_dtype);
+  j.Set("kv_cache_dtype", s.kv_dtype);
+  j.Set("context_tokens", s.context);
+  j.Set("batch", s.batch);
+  j.Set("prompt_tokens", s.prompt);
+  j.Set("ttft_ms", prefill.seconds * 1e3);
+  j.Set("tpot_ms", decode.seconds * 1e3);
+  j.Set("bound", BoundName(decode.bound));
+  j.Set("prefill_bound", BoundName(prefill.bound));
+  j.Set("tokens_per_s_per_sequence", 1.0 / decode.seconds);
+  j.Set("tokens_per_s_aggregate", static_cast<double>(s.batch) / decode.seconds);
+  j.Set("bandwidth_source", HasMeasuredCurve(s.hw) ? "measured" : "datasheet");
+  j.Set("bandwidth_gbps", decode.bandwidth_gbps);
+  j.Set("bandwidth_efficiency", HasMeasuredCurve(s.hw) ? 1.0 : kDatasheetBandwidthEfficiency);
+  j.Set("compute_efficiency", kComputeEfficiency);
+  j.Set("compute_dtype", s.cost.compute_dtype);
+  const uint64_t turn = ComputeBoundBatch(s.cost, s.hw, s.context, 1 << 16);
+  j.Set("compute_bound_batch", turn == 0 ? Json(nullptr) : Json(turn));
+  j.Set("decode", StepJson(decode));
+  j.Set("prefill", StepJson(prefill));
+  Json rows = Json::MakeArray();
+  for (uint64_t b : batches) {
+    StepEstimate e = EstimateDecodeStep(s.cost, s.hw, s.context, b);
+    Json r = StepJson(e);
+    r.Set("batch", b);
+    r.Set("tpot_ms", e.seconds * 1e3);
+    r.Set("tokens_per_s_per_sequence", 1.0 / e.seconds);
+    r.Set("tokens_per_s_aggregate", static_cast<double>(b) / e.seconds);
+    rows.Push(std::move(r));
+  }
+  j.Set("batches", std::move(rows));
+  return j;
+}
+
+Table BatchTable(const Setup& s, const std::vector<uint64_t>& batches) {
+  Table t({"batch", "weights read", "KV read", "memory ms", "compute ms", "TPOT ms", "tok/s/seq",
+           "tok/s total", "bound"});
+  for (uint64_t b : batches) {
+    StepEstimate e = EstimateDecodeStep(s.cost, s.hw, s.context, b);
+    t.AddRow({std::to_string(b), FormatGB(e.weight_bytes), FormatGB(e.kv_bytes), Ms(e.memory_s),
+              Ms(e.compute_s), Ms(e.seconds), Rate(1.0 / e.seconds),
+              Rate(static_cast<double>(b) / e.seconds), BoundName(e.bound)});
+  }
+  return t;
+}
+
+std::string ToText(const Setup& s, const StepEstimate& decode, const StepEstimate& prefill,
+                   const std::vector<uint64_t>& batches) {
+  std::string out;
+  out += fmt::format("{} on {} · weights {} · KV cache {} · tensor parallel {}\n", s.model.name,
+                     s.hw.display_name, s.cost.weight_dtype, s.kv_dtype, s.cost.tp);
+  out += fmt::format("bandwidth: {}\n", BandwidthSource(s.hw));
+  out += fmt::format("compute:   {} dense peak {:.4g} TFLOP/s x {:.2f}{}\n\n", s.cost.compute_dtype,
+                     decode.peak_flops / 1e12, kComputeEfficiency,
+                     decode.peak_flops == 0 ? " (unknown: compute time not modelled)" : "");
+  out += fmt::format(
+      "TTFT  {} ms   prompt {} tokens, {}-bound: {:.3g} TFLOP at {:.4g} TFLOP/s = {} ms; "
+      "floor: {} of weights + KV at {:.0f} GB/s = {} ms\n",
+      Ms(prefill.seconds), WithCommas(s.prompt), BoundName(prefill.bound), prefill.flops / 1e12,
+      prefill.peak_flops * kComputeEfficiency / 1e12, Ms(prefill.compute_s),
+      FormatGB(prefill.weight_bytes + prefill.kv_bytes), prefill.bandwidth_gbps, Ms(prefill.memory_s));
+  out += fmt::format(
+      "TPOT  {} ms   batch {}, context {} tokens, {}-bound: {} weights + {} KV per rank at "
+      "{:.0f} GB/s = {} ms; compute {} ms\n",
+      Ms(decode.seconds), s.batch, WithCommas(s.context), BoundName(decode.bound),
+      FormatGB(decode.weight_bytes), FormatGB(decode.kv_bytes), decode.bandwidth_gbps,
+      Ms(decode.memory_s), Ms(decode.compute_s));
+  out += fmt::format("      {} tokens/s per sequence, {} tokens/s in aggregate\n",
+                     Rate(1.0 / decode.seconds), Rate(static_cast<double>(s.batch) / decode.seconds));
+  const uint64_t resident = CheckedAdd(
+      CheckedAdd(s.cost.dense_weight_bytes, s.cost.expert_weight_bytes),
+      CheckedAdd(s.cost.lookup_weight_bytes, s.cost.kv.TotalBytes(s.context, s.batch)));
+  if (s.hw.TotalMemoryBytes() != 0 && resident > s.hw.TotalMemoryBytes()) {
+    out += fmt::format(
+        "      note: weights + KV need {} per rank, more than the {} of {} (kvplan capacity)\n",
+        FormatGiB(resident), FormatGiB(s.hw.TotalMemoryBytes()), s.hw.name);
+  }
+  out += fmt::format("\nDecode step by batch (context {} tokens, per rank):\n", WithCommas(s.context));
+  out += BatchTable(s, batches).Text();
+  const uint64_t turn = ComputeBoundBatch(s.cost, s.hw, s.context, 1 << 16);
+  out += turn != 0 ? fmt::format(
+                         "Decode turns compute-bound at batch {}: below it a step costs about "
+                         "the same at any batch (the weights dominate the bytes).\n",
+                         turn)
+                   : "Decode stays bandwidth-bound at every batch up to 65,536 (the KV bytes grow "
+                     "as fast as the FLOPs).\n";
+  if (s.cost.experts != 0) {
+    out += fmt::format(
+        "MoE: {} of {} experts per token; the memory side counts the expected distinct experts a "
+        "batch touches, 1 - (1 - k/E)^B of them ({:.0f}% at batch {}).\n",
+        s.cost.experts_per_token, s.cost.experts,
+        100 * ExpertsTouchedFraction(s.cost.experts, s.cost.experts_per_token, s.batch), s.batch);
+  }
+  if (s.cost.tp > 1) {
+    out += "Tensor parallel: weights, KV and FLOPs per rank; communication (all-reduces) is not "
+           "modelled.\n";
+  }
+  return out;
+}
+
+Setup Prepare(const LatencyOptions& o) {
+  Setup s;
+  s.model = LoadModel(o.model);
+  if (o.gpu.empty() && o.profile.empty()) Fail("latency: give --gpu NAME or --profile FILE");
+  if (!o.gpu.empty()) {
+    s.hw = LoadHardware(o.gpu);
+    if (!o.profile.empty()) {
+      HardwareSpec p = LoadHardware(o.profile);
+      if (!p.measured) Fail("--profile {}: has no measured: section (write one with kvplan bench --save)", o.profile);
+      s.hw.measured = p.measured;
+      s.hw.origin = p.origin;
+    }
+  } else {
+    s.hw = LoadHardware(o.profile);
+    if (!s.hw.measured) Fail("--profile {}: has no measured: section (write one with kvplan bench --save)", o.profile);
+  }
+  s.context = ParseTokens(o.context, "--context");
+  s.batch = ParseTokens(o.batch, "--batch");
+  if (s.batch == 0) Fail("--batch: must be at least 1");
+  s.prompt = o.prompt.empty() ? s.context : ParseTokens(o.prompt, "--prompt");
+  if (s.prompt == 0) Fail("--prompt: must be at least 1 token");
+  const CacheDtype& dtype = ResolveCacheDtype(s.model, o.dtype);
+  s.kv_dtype = dtype.name;
+  CheckKvConfig(s.model, dtype, o.tp);
+  const WeightFormat format =
+      FindWeightFormat(o.weight_dtype.empty() ? s.model.weight_dtype : o.weight_dtype);
+  s.cost = ComputeModelCost(s.model, dtype, format, o.tp);
+  return s;
+}
+
+int Run(const LatencyOptions& o) {
+  if (o.validate.enabled) return RunLatencyValidation(o.validate, o.profile, o.format);
+  if (o.model.empty()) Fail("latency: MODEL is required (or --validate)");
+  Setup s = Prepare(o);
+  const StepEstimate decode = EstimateDecodeStep(s.cost, s.hw, s.context, s.batch);
+  const StepEstimate prefill = EstimatePrefill(s.cost, s.hw, s.prompt);
+  const std::vector<uint64_t> batches = TableBatches(s, o.max_batch);
+  switch (ToFormat(o.format)) {
+    case Format::kJson: Print(ToJson(s, decode, prefill, batches).Dump() + "\n"); break;
+    case Format::kCsv: Print(BatchTable(s, batches).Csv()); break;
+    case Format::kText: Print(ToText(s, decode, prefill, batches)); break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void SetupLatencyCommand(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<LatencyOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "latency", "TTFT and TPOT predictions, the bound that applies, and the batch where decode "
+                 "turns compute-bound");
+  sub->add_option("model", o->model, "Catalog name, HF repo id, spec YAML or config.json");
+  sub->add_option("--gpu", o->gpu, "Catalog GPU (kvplan gpus) or a hardware YAML: datasheet figures");
+  sub->add_option("--profile", o->profile,
+                  "A profile from `kvplan bench --save`: its measured bandwidth curve replaces "
+                  "datasheet x efficiency");
+  sub->add_option("-c,--context,--max-model-len", o->context,
+                  "Tokens in each sequence's cache during decode (4096, 4k = 4000, 4K = 4096)")
+      ->capture_default_str();
+  sub->add_option("-b,--batch", o->batch, "Sequences decoded together")->capture_default_str();
+  sub->add_option("--prompt", o->prompt, "Prompt tokens for TTFT (default: the context)");
+  sub->add_option("--kv-cache-dtype", o->dtype, "auto (= weights), fp16, bf16, fp8, int8, ...")
+      ->capture_default_str();
+  sub->add_option("--weight-dtype", o->weight_dtype,
+                  "Override the model's weights: fp16, bf16, fp8, int8, int4, nvfp4, mxfp4");
+  sub->add_option("--tp,--tensor-parallel-size", o->tp, "Tensor-parallel ranks (also -tp)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  sub->add_option("--max-batch", o->max_batch,
+                  "Last batch of the table (default: twice the compute-bound batch)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  AddValidateOptions(sub, o->validate);
+  AddFormatOption(sub, o->format);
+  sub->footer(R"(Examples:
+  kvplan latency llama-3.1-8b --gpu h100-sxm -c 4K -b 8
+  kvplan latency llama-3.1-70b --gpu h100-sxm -tp 4 --kv-cache-dtype fp8 -c 32K -b 16
+  kvplan latency mixtral-8x7b --gpu a100-80gb -c 8K --prompt 2K --format json
+  kvplan bench --save cpu.yaml && kvplan latency llama-3.1-8b --profile cpu.yaml -c 4K
+  kvplan latency --validate --profile cpu.yaml     predicted vs measured decode steps on this CPU
+
+Model: TPOT = max((weights + KV read per step) / bandwidth, FLOPs / (peak x 0.6));
+TTFT = max(prefill FLOPs / (peak x 0.6), (weights + prompt KV) / bandwidth). See docs/latency.md.)");
+  sub->callback([o, &exit_code] { exit_code = Run(*o); });
+}
+
+}  // namespace kvplan

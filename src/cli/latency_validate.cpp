@@ -1,0 +1,121 @@
+#include "cli/latency_validate.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "cli/common.h"
+#include "demo/decode_validation.h"
+#include "kernels/bench/ceilings.h"
+#include "report/json.h"
+#include "report/table.h"
+#include "spec/catalog.h"
+#include "util/units.h"
+
+namespace kvplan {
+namespace {
+
+// Shapes of whole decode steps (weights + attention); none is a shape the
+// bandwidth curve is measured on (attention alone, 8 KV heads, batch 1).
+std::vector<demo::ValidationShape> Shapes(bool quick) {
+  if (quick) return {{1024, 1}, {8192, 1}, {4096, 2}};
+  return {{512, 1}, {2048, 1}, {8192, 1}, {32768, 1}, {2048, 2}, {8192, 2}, {4096, 4}};
+}
+
+}  // namespace
+
+void AddValidateOptions(CLI::App* sub, ValidateOptions& o) {
+  sub->add_flag("--validate", o.enabled,
+                "Benchmark the model: time synthetic decode steps of a Llama-shaped model on this "
+                "CPU and compare with the prediction (--profile, or a curve measured first)");
+  sub->add_option("--repeats", o.repeats, "--validate: timed steps per shape (median)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  sub->add_flag("--quick", o.quick, "--validate: three shapes only");
+  sub->add_option("--threads", o.threads,
+                  "--validate: 0 = all cores timed by the wall clock (as kvplan bench); 1 = one "
+                  "thread timed by its CPU time, steadier on a loaded shared machine")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1));
+}
+
+int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
+                         const std::string& format) {
+  const bool tty = isatty(fileno(stderr)) != 0;
+  auto progress = [tty](const std::string& what) {
+    if (tty) fmt::print(stderr, "\r\033[K  {}", what);
+  };
+  HardwareSpec hw;
+  if (!profile.empty()) {
+    hw = LoadHardware(profile);
+    if (!hw.measured || hw.measured->curve.empty()) {
+      Fail("--profile {}: has no measured curve (write one with kvplan bench --save)", profile);
+    }
+  } else {
+    hw = demo::MeasureProfileNow({256, 1024, 4096, 16384, 65536}, {o.threads}, progress);
+  }
+  const demo::SyntheticModel m;
+  std::vector<demo::ValidationPoint> pts =
+      demo::ValidateDecodeModel(m, Shapes(o.quick), hw, o.repeats, {o.threads}, progress);
+  if (tty) fmt::print(stderr, "\r\033[K");
+  std::vector<double> errs;
+  for (const auto& p : pts) errs.push_back(std::fabs(p.Error()));
+  const double median = kernels::Median(errs);
+  const double worst = *std::max_element(errs.begin(), errs.end());
+  const bool pass = worst <= 0.10 && median <= 0.05;
+  const std::string model = fmt::format(
+      "synthetic Llama-shaped model: {} layers, hidden {}, {} query / {} KV heads x {}, MLP {}, "
+      "vocab {}, fp16 weights and KV",
+      m.layers, m.hidden, m.q_heads, m.kv_heads, m.head_dim, m.intermediate, m.vocab);
+  Table t({"context", "batch", "bytes/step", "measured ms", "predicted ms", "error"});
+  for (const auto& p : pts) {
+    t.AddRow({WithCommas(static_cast<uint64_t>(p.shape.context)), std::to_string(p.shape.batch),
+              FormatGB(p.bytes), fmt::format("{:.2f}", p.measured_s * 1e3),
+              fmt::format("{:.2f}", p.predicted_s * 1e3), fmt::format("{:+.1f}%", 100 * p.Error())});
+  }
+  switch (ToFormat(format)) {
+    case Format::kJson: {
+      Json j;
+      j.Set("model", model);
+      j.Set("profile", hw.origin);
+      j.Set("machine", hw.measured->machine);
+      j.Set("read_ceiling_gbps", hw.measured->read_ceiling_gbps);
+      Json rows = Json::MakeArray();
+      for (const auto& p : pts) {
+        Json r;
+        r.Set("context_tokens", p.shape.context);
+        r.Set("batch", p.shape.batch);
+        r.Set("bytes", p.bytes);
+        r.Set("measured_ms", p.measured_s * 1e3);
+        r.Set("predicted_ms", p.predicted_s * 1e3);
+        r.Set("error", p.Error());
+        rows.Push(std::move(r));
+      }
+      j.Set("points", std::move(rows));
+      j.Set("median_abs_error", median);
+      j.Set("max_abs_error", worst);
+      j.Set("pass", pass);
+      Print(j.Dump() + "\n");
+      break;
+    }
+    case Format::kCsv: Print(t.Csv()); break;
+    case Format::kText:
+      Print(fmt::format("{}\nprofile: {} ({}; read ceiling {:.1f} GB/s, curve of {} points)\n"
+                        "Each step: weight GEMVs + decode attention over the real cache, caches "
+                        "flushed first, median of {}, {}.\n\n",
+                        model, hw.origin, hw.measured->machine, hw.measured->read_ceiling_gbps,
+                        hw.measured->curve.size(), o.repeats,
+                        o.threads == 1 ? "one thread, its CPU time" : "all cores, wall time"));
+      Print(t.Text());
+      Print(fmt::format("\nmedian |error| {:.1f}%, worst {:.1f}%: {} (target: all within 10%, "
+                        "median under 5%)\n",
+                        100 * median, 100 * worst, pass ? "PASS" : "FAIL"));
+      break;
+  }
+  return pass ? 0 : 1;
+}
+
+}  // namespace kvplan

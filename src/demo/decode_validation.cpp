@@ -1,0 +1,273 @@
+#include "demo/decode_validation.h"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+
+#include "demo/gemv.h"
+#include "kernels/bench/ceilings.h"
+#include "kernels/bench/harness.h"
+#include "kernels/cpu/decode_cpu.h"
+#include "kernels/fp_convert.h"
+#include "kernels/kv_cache.h"
+#include "plan/latency.h"
+#include "spec/cache_dtype.h"
+#include "util/units.h"
+
+namespace kvplan::demo {
+namespace {
+
+// Random fp16 weights in +-1/sqrt(cols), from a splitmix64 stream.
+std::vector<uint16_t> RandomHalf(int64_t rows, int64_t cols, uint64_t seed) {
+  std::vector<uint16_t> w(static_cast<size_t>(rows * cols));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(cols));
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(r) * 0xD1B54A32D192ED03ull;
+    for (int64_t c = 0; c < cols; ++c) {
+      uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      z ^= z >> 31;
+      const float u = static_cast<float>(static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0);
+      w[static_cast<size_t>(r * cols + c)] = kernels::FloatToHalf(u * scale);
+    }
+  }
+  return w;
+}
+
+double Now(TimingMode mode) {
+  if (mode.SingleThreadCpuClock()) {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void RmsNorm(const float* x, int64_t d, float* y) {
+  double ss = 0;
+  for (int64_t i = 0; i < d; ++i) ss += static_cast<double>(x[i]) * x[i];
+  const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(d) + 1e-6));
+  for (int64_t i = 0; i < d; ++i) y[i] = x[i] * inv;
+}
+
+struct Layer {
+  std::vector<uint16_t> wqkv;     // [(q_heads + 2 kv_heads) * head_dim][hidden]
+  std::vector<uint16_t> wo;       // [hidden][q_heads * head_dim]
+  std::vector<uint16_t> wgate_up; // [2 * intermediate][hidden]
+  std::vector<uint16_t> wdown;    // [hidden][intermediate]
+};
+
+// The model's weights and one KV cache per layer, and one decode step.
+class SyntheticDecoder {
+ public:
+  SyntheticDecoder(const SyntheticModel& m, const ValidationShape& s, int threads)
+      : m_(m), s_(s), threads_(threads) {
+    const int64_t qd = m.q_heads * m.head_dim, kvd = m.kv_heads * m.head_dim;
+    uint64_t seed = 1;
+    for (int64_t l = 0; l < m.layers; ++l) {
+      Layer L;
+      L.wqkv = RandomHalf(qd + 2 * kvd, m.hidden, seed++);
+      L.wo = RandomHalf(m.hidden, qd, seed++);
+      L.wgate_up = RandomHalf(2 * m.intermediate, m.hidden, seed++);
+      L.wdown = RandomHalf(m.hidden, m.intermediate, seed++);
+      layers_.push_back(std::move(L));
+      caches_.push_back(kernels::KvCache::Contiguous(s.batch, m.kv_heads, m.head_dim,
+                                                     s.context + 64, kernels::KvDtype::kFp16));
+      caches_.back().FillRandom(std::vector<int64_t>(static_cast<size_t>(s.batch), s.context),
+                                seed++);
+    }
+    lm_head_ = RandomHalf(m.vocab, m.hidden, seed++);
+    x_.assign(static_cast<size_t>(s.batch * m.hidden), 0.0f);
+    for (size_t i = 0; i < x_.size(); ++i) x_[i] = std::sin(static_cast<float>(i) * 0.37f);
+  }
+
+  // One decode step for the whole batch; returns a checksum of the logits
+  // so the work cannot be optimised away.
+  double Step() {
+    const int64_t B = s_.batch, H = m_.hidden;
+    const int64_t qd = m_.q_heads * m_.head_dim, kvd = m_.kv_heads * m_.head_dim;
+    const int64_t rq = qd + 2 * kvd;
+    h_.resize(static_cast<size_t>(B * H));
+    qkv_.resize(static_cast<size_t>(B * rq));
+    q_.resize(static_cast<size_t>(B * qd));
+    attn_.resize(static_cast<size_t>(B * qd));
+    tmp_.resize(static_cast<size_t>(B * std::max(H, 2 * m_.intermediate)));
+    act_.resize(static_cast<size_t>(B * m_.intermediate));
+    for (size_t l = 0; l < layers_.size(); ++l) {
+      const Layer& L = layers_[l];
+      kernels::KvCache& cache = caches_[l];
+      for (int64_t b = 0; b < B; ++b) RmsNorm(&x_[b * H], H, &h_[b * H]);
+      GemvF16(L.wqkv.data(), rq, H, h_.data(), B, qkv_.data(), threads_);
+      for (int64_t b = 0; b < B; ++b) {
+        // GemvF16 writes [B][rows]: row b holds q | k | v of sequence b.
+        const float* row = &qkv_[b * rq];
+        std::copy(row, row + qd, &q_[b * qd]);
+        cache.Append(b, row + qd, row + qd + kvd);  // O(1): one row written in place
+      }
+      kernels::DecodeArgs args;
+      args.shape = {B, m_.q_heads, m_.kv_heads, m_.head_dim};
+      args.seq_lens = cache.Lengths().data();
+      args.q = q_.data();
+      args.cache = cache.View();
+      args.out = attn_.data();
+      kernels::CpuDecodeOptions opt;
+      opt.threads = threads_;
+      kernels::DecodeAttentionCpu(args, opt);
+      GemvF16(L.wo.data(), H, qd, attn_.data(), B, tmp_.data(), threads_);
+      for (int64_t i = 0; i < B * H; ++i) x_[i] += 0.1f * tmp_[i];
+      for (int64_t b = 0; b < B; ++b) RmsNorm(&x_[b * H], H, &h_[b * H]);
+      GemvF16(L.wgate_up.data(), 2 * m_.intermediate, H, h_.data(), B, tmp_.data(), threads_);
+      for (int64_t b = 0; b < B; ++b) {
+        const float* g = &tmp_[b * 2 * m_.intermediate];
+        const float* u = g + m_.intermediate;
+        for (int64_t i = 0; i < m_.intermediate; ++i) {
+          act_[b * m_.intermediate + i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];  // SiLU(g) * u
+        }
+      }
+      GemvF16(L.wdown.data(), H, m_.intermediate, act_.data(), B, tmp_.data(), threads_);
+      for (int64_t i = 0; i < B * H; ++i) x_[i] += 0.1f * tmp_[i];
+    }
+    for (int64_t b = 0; b < B; ++b) RmsNorm(&x_[b * H], H, &h_[b * H]);
+    logits_.resize(static_cast<size_t>(B * m_.vocab));
+    GemvF16(lm_head_.data(), m_.vocab, H, h_.data(), B, logits_.data(), threads_);
+    double sum = 0;
+    for (float v : logits_) sum += v;
+    return sum;
+  }
+
+ private:
+  SyntheticModel m_;
+  ValidationShape s_;
+  int threads_ = 0;
+  std::vector<Layer> layers_;
+  std::vector<kernels::KvCache> caches_;
+  std::vector<uint16_t> lm_head_;
+  std::vector<float> x_, h_, qkv_, q_, attn_, tmp_, act_, logits_;
+};
+
+}  // namespace
+
+ModelSpec SyntheticModelSpec(const SyntheticModel& m) {
+  ModelSpec s;
+  s.name = "synthetic-llama";
+  s.origin = "kvplan latency --validate";
+  s.source = "synthetic";
+  s.architecture = "LlamaForCausalLM";
+  s.layers = static_cast<uint64_t>(m.layers);
+  s.hidden_size = static_cast<uint64_t>(m.hidden);
+  s.query_heads = static_cast<uint64_t>(m.q_heads);
+  s.kv_heads = static_cast<uint64_t>(m.kv_heads);
+  s.head_dim = static_cast<uint64_t>(m.head_dim);
+  s.v_head_dim = s.head_dim;
+  s.max_context = 1 << 20;
+  s.vocab_size = static_cast<uint64_t>(m.vocab);
+  s.intermediate_size = static_cast<uint64_t>(m.intermediate);
+  s.weight_dtype = "fp16";
+  const uint64_t qd = s.query_heads * s.head_dim, kvd = s.kv_heads * s.head_dim;
+  s.params = s.layers * ((qd + 2 * kvd) * s.hidden_size + s.hidden_size * qd +
+                         3 * s.intermediate_size * s.hidden_size + 2 * s.hidden_size) +
+             2 * s.vocab_size * s.hidden_size + s.hidden_size;
+  ValidateModel(s);
+  return s;
+}
+
+std::vector<ValidationPoint> ValidateDecodeModel(
+    const SyntheticModel& m, const std::vector<ValidationShape>& shapes, const HardwareSpec& hw,
+    int repeats, TimingMode mode, const std::function<void(const std::string&)>& progress) {
+  const ModelSpec spec = SyntheticModelSpec(m);
+  const CacheDtype& fp16 = FindCacheDtype("fp16");
+  const ModelCost cost = ComputeModelCost(spec, fp16, FindWeightFormat("fp16"), 1);
+  kernels::CacheFlusher flusher;
+  std::vector<ValidationPoint> out;
+  for (const ValidationShape& s : shapes) {
+    if (progress) progress(fmt::format("decode step: context {}, batch {}", s.context, s.batch));
+    SyntheticDecoder dec(m, s, mode.threads);
+    std::vector<double> times;
+    volatile double sink = dec.Step();  // warm-up: page in, spin up the threads
+    for (int r = 0; r < repeats; ++r) {
+      flusher.Flush();
+      const double t0 = Now(mode);
+      sink = sink + dec.Step();
+      times.push_back(Now(mode) - t0);
+    }
+    ValidationPoint p;
+    p.shape = s;
+    p.measured_s = kernels::Median(times);
+    const StepEstimate e = EstimateDecodeStep(cost, hw, static_cast<uint64_t>(s.context),
+                                              static_cast<uint64_t>(s.batch));
+    p.predicted_s = e.seconds;
+    p.bytes = e.weight_bytes + e.kv_bytes;
+    out.push_back(p);
+  }
+  return out;
+}
+
+HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts, TimingMode mode,
+                               const std::function<void(const std::string&)>& progress) {
+  HardwareSpec h;
+  h.name = "this-machine";
+  h.display_name = kernels::MachineDescription();
+  h.vendor = "cpu";
+  h.origin = mode.SingleThreadCpuClock() ? "measured now (1 thread, CPU time)"
+                                         : "measured now (all threads, wall time)";
+  h.source = "kvplan latency --validate: measured before the validation";
+  const uint64_t llc = kernels::LastLevelCacheBytes();
+  if (progress) progress("measuring the read ceiling");
+  MeasuredProfile p;
+  p.device = "cpu";
+  p.machine = h.display_name;
+  p.read_ceiling_gbps =
+      kernels::MeasureReadCeilingGbps(std::max<uint64_t>(256 * kMiB, 8 * llc), mode.threads, 5);
+  const kernels::SimdPath simd = kernels::ResolveSimd(kernels::SimdPath::kAuto, 128);
+  const double fma = kernels::MeasureFmaPeakFlops(simd, mode.threads);
+  for (const char* t : {"fp32", "fp16", "bf16"}) h.flops[t] = fma;
+  h.memory_bandwidth_gbps = p.read_ceiling_gbps;
+  kernels::CacheFlusher flusher;
+  for (int64_t n : curve_contexts) {
+    kernels::BenchShape shape;  // the bench's curve shape: fp16, 8 KV heads x 128, batch 1
+    shape.context = n;
+    if (progress) progress(fmt::format("bandwidth curve: {}", shape.Label()));
+    if (!mode.SingleThreadCpuClock()) {
+      kernels::TimingOptions topt;
+      topt.cpu.threads = mode.threads;
+      const kernels::StepTiming t = kernels::TimeDecodeStep(shape, topt);
+      p.curve.push_back({t.bytes_read, static_cast<double>(t.bytes_read) / t.seconds / 1e9});
+      continue;
+    }
+    // The same step on one thread, timed by its CPU clock.
+    kernels::KvCache cache = kernels::KvCache::Contiguous(1, shape.kv_heads, shape.head_dim, n,
+                                                          kernels::KvDtype::kFp16);
+    cache.FillRandom({n}, 7);
+    std::vector<float> q(static_cast<size_t>(shape.kv_heads * shape.head_dim)), out(q.size());
+    for (size_t i = 0; i < q.size(); ++i) q[i] = std::cos(static_cast<float>(i));
+    kernels::DecodeArgs args;
+    args.shape = shape.Decode();
+    args.seq_lens = cache.Lengths().data();
+    args.q = q.data();
+    args.cache = cache.View();
+    args.out = out.data();
+    kernels::CpuDecodeOptions opt;
+    opt.threads = 1;
+    kernels::DecodeAttentionCpu(args, opt);
+    std::vector<double> times;
+    for (int r = 0; r < 7; ++r) {
+      flusher.Flush();
+      const double t0 = Now(mode);
+      kernels::DecodeAttentionCpu(args, opt);
+      times.push_back(Now(mode) - t0);
+    }
+    const uint64_t bytes = shape.CacheBytes();
+    p.curve.push_back({bytes, static_cast<double>(bytes) / kernels::Median(times) / 1e9});
+  }
+  std::sort(p.curve.begin(), p.curve.end(),
+            [](const BandwidthPoint& a, const BandwidthPoint& b) { return a.bytes < b.bytes; });
+  h.measured = p;
+  return h;
+}
+
+}  // namespace kvplan::demo

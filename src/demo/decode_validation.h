@@ -1,0 +1,69 @@
+// The latency model's validation: a synthetic decode step of a small
+// Llama-shaped model on this CPU (random fp16 weights, a real fp16 KV cache:
+// RMSNorm, QKV / O / gated-MLP GEMVs, the kernels' decode attention over the
+// cache, lm_head), timed; and the model's prediction for the same step from
+// a bandwidth curve measured on attention alone. The shapes validated are
+// never the shapes the curve was measured on.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "spec/hardware_spec.h"
+#include "spec/model_spec.h"
+
+namespace kvplan::demo {
+
+struct SyntheticModel {
+  int64_t layers = 8;
+  int64_t hidden = 1024;
+  int64_t q_heads = 8;
+  int64_t kv_heads = 2;
+  int64_t head_dim = 128;
+  int64_t intermediate = 2816;
+  int64_t vocab = 32000;
+};
+
+/// The ModelSpec of `m` (fp16 weights, untied embedding, gated MLP, RMSNorm,
+/// full attention), validated, for ComputeModelCost.
+ModelSpec SyntheticModelSpec(const SyntheticModel& m);
+
+struct ValidationShape {
+  int64_t context = 4096;
+  int64_t batch = 1;
+};
+
+struct ValidationPoint {
+  ValidationShape shape;
+  double measured_s = 0;   // median step time
+  double predicted_s = 0;  // EstimateDecodeStep(...).seconds
+  uint64_t bytes = 0;      // weights + KV the model says a step reads
+  double Error() const { return predicted_s / measured_s - 1.0; }
+};
+
+/// How steps are run and timed. threads 0: all cores (OpenMP's default),
+/// wall-clock time, as `kvplan bench` times. threads 1: one thread timed by
+/// its own CPU time, which a loaded shared machine distorts far less (time
+/// spent descheduled is not counted; time stalled on memory is).
+struct TimingMode {
+  int threads = 0;
+  bool SingleThreadCpuClock() const { return threads == 1; }
+};
+
+/// Times `repeats` decode steps (median, caches flushed before each) of `m`
+/// at each shape, and predicts each with the latency model on `hw`.
+/// `progress` (may be empty) is told what runs.
+std::vector<ValidationPoint> ValidateDecodeModel(
+    const SyntheticModel& m, const std::vector<ValidationShape>& shapes, const HardwareSpec& hw,
+    int repeats, TimingMode mode, const std::function<void(const std::string&)>& progress);
+
+/// A profile measured now, in `mode`: the read ceiling and the bench's
+/// bandwidth curve shapes (fp16 attention, 8 KV heads x 128, batch 1,
+/// contexts `curve_contexts`; caches flushed, median of 7), as `kvplan bench
+/// --save` writes it.
+HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts, TimingMode mode,
+                               const std::function<void(const std::string&)>& progress);
+
+}  // namespace kvplan::demo

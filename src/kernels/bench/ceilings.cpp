@@ -1,0 +1,148 @@
+#include "kernels/bench/ceilings.h"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+namespace kvplan::kernels {
+
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int Threads(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
+
+// Sum of a slice of 64-bit words with eight independent chains (the compiler
+// vectorises it with the baseline SSE2; integer adds keep it exact and cheap).
+uint64_t SumSlice(const uint64_t* p, uint64_t n) {
+  uint64_t s[8] = {};
+  uint64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) s[j] += p[i + j];
+  }
+  for (; i < n; ++i) s[0] += p[i];
+  return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+}
+
+// The portable FMA-peak loop: a*b+c chains the compiler may pack into SSE.
+double FmaLoopScalar(int64_t iterations, float* sink) {
+  float a[16];
+  for (int j = 0; j < 16; ++j) a[j] = 0.1f + 0.01f * static_cast<float>(j);
+  const float m = 0.9999999f, c = 1e-7f;
+  for (int64_t i = 0; i < iterations; ++i) {
+    for (int j = 0; j < 16; ++j) a[j] = a[j] * m + c;
+  }
+  float s = 0;
+  for (float x : a) s += x;
+  *sink += s;
+  return static_cast<double>(iterations) * 16 * 2;
+}
+
+}  // namespace
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+uint64_t LastLevelCacheBytes() {
+  for (int index = 4; index >= 0; --index) {
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+    std::string s;
+    if (f >> s && !s.empty()) {
+      uint64_t v = std::strtoull(s.c_str(), nullptr, 10);
+      if (s.back() == 'K') v <<= 10;
+      if (s.back() == 'M') v <<= 20;
+      if (v > 0) return v;
+    }
+  }
+  return 32ull << 20;
+}
+
+std::string MachineDescription() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) model = line.substr(colon + 2);
+      break;
+    }
+  }
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return model + ", " + std::to_string(cpus) + (cpus == 1 ? " core" : " cores");
+}
+
+double MeasureReadCeilingGbps(uint64_t bytes, int threads, int repeats) {
+  const int nt = Threads(threads);
+  const uint64_t words = bytes / sizeof(uint64_t);
+  AlignedBuffer buf(words * sizeof(uint64_t));
+  auto* p = static_cast<uint64_t*>(buf.data());
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (uint64_t i = 0; i < words; ++i) p[i] = i * 0x9E3779B97F4A7C15ull;
+  std::vector<double> gbps;
+  volatile uint64_t sink = 0;
+  for (int r = 0; r < repeats + 1; ++r) {
+    uint64_t total = 0;
+    const double t0 = Now();
+#pragma omp parallel num_threads(nt) reduction(+ : total)
+    {
+      const uint64_t i = static_cast<uint64_t>(omp_get_thread_num());
+      const uint64_t n = static_cast<uint64_t>(omp_get_num_threads());
+      const uint64_t lo = words * i / n, hi = words * (i + 1) / n;
+      total += SumSlice(p + lo, hi - lo);
+    }
+    const double dt = Now() - t0;
+    sink = sink + total;
+    if (r > 0) gbps.push_back(static_cast<double>(words * sizeof(uint64_t)) / dt / 1e9);  // r 0 warms up
+  }
+  return Median(gbps);
+}
+
+double MeasureFmaPeakFlops(SimdPath path, int threads) {
+  const int nt = Threads(threads);
+  const bool avx2 = path == SimdPath::kAvx2;
+  const int64_t iterations = avx2 ? 20'000'000 : 10'000'000;
+  std::vector<double> samples;
+  float sink = 0;
+  for (int r = 0; r < 4; ++r) {
+    double flops = 0;
+    const double t0 = Now();
+#pragma omp parallel num_threads(nt) reduction(+ : flops)
+    {
+      float local = 0;
+      flops += avx2 ? detail::FmaLoopAvx2(iterations, &local) : FmaLoopScalar(iterations, &local);
+      if (local == 12345.0f) flops += 1;  // keeps the result alive
+    }
+    const double dt = Now() - t0;
+    sink += static_cast<float>(flops);
+    if (r > 0) samples.push_back(flops / dt);
+  }
+  return sink > 0 ? Median(samples) : 0;
+}
+
+CacheFlusher::CacheFlusher() : buffer_(std::max<uint64_t>(64ull << 20, 2 * LastLevelCacheBytes())) {}
+
+void CacheFlusher::Flush() {
+  ++round_;
+  auto* p = static_cast<unsigned char*>(buffer_.data());
+  const uint64_t n = buffer_.size();
+  const unsigned char value = round_;
+#pragma omp parallel
+  {
+    const uint64_t i = static_cast<uint64_t>(omp_get_thread_num());
+    const uint64_t t = static_cast<uint64_t>(omp_get_num_threads());
+    std::memset(p + n * i / t, value, n * (i + 1) / t - n * i / t);
+  }
+}
+
+}  // namespace kvplan::kernels

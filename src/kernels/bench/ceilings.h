@@ -1,0 +1,50 @@
+// The machine's two roofline ceilings, measured (not looked up): the
+// STREAM-style read bandwidth over a buffer far larger than the last-level
+// cache, and the FMA peak of the SIMD path the kernel uses. Also the cache
+// flusher the harness runs before every timed step.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/decode_cpu.h"
+#include "kernels/kv_cache.h"
+
+namespace kvplan::kernels {
+
+/// Median of `samples` (the mean of the middle two for an even count); 0 if empty.
+double Median(std::vector<double> samples);
+
+/// Bytes of the last-level cache (sysfs), or 32 MiB when unknown.
+uint64_t LastLevelCacheBytes();
+
+/// "AMD EPYC, 2 cores" from /proc/cpuinfo (model name) and the online CPU count.
+std::string MachineDescription();
+
+/// Read bandwidth in GB/s (10^9 B/s): `threads` threads (0 = all) each sum
+/// one contiguous slice of a `bytes` buffer; median of `repeats` passes.
+double MeasureReadCeilingGbps(uint64_t bytes, int threads, int repeats);
+
+/// Peak fp32 FLOP/s of `path` (kAvx2: 256-bit FMAs, 10 chains per thread;
+/// kScalar: the portable loop the compiler makes of a*b+c), all threads.
+double MeasureFmaPeakFlops(SimdPath path, int threads);
+
+/// Evicts the caches by writing a buffer of twice the LLC (at least 64 MiB)
+/// from all threads, so the next timing reads its data from memory.
+class CacheFlusher {
+ public:
+  CacheFlusher();
+  void Flush();
+
+ private:
+  AlignedBuffer buffer_;
+  unsigned char round_ = 0;
+};
+
+namespace detail {
+/// The AVX2 FMA loop: FLOPs done by one thread in `iterations` steps.
+double FmaLoopAvx2(int64_t iterations, float* sink);
+}  // namespace detail
+
+}  // namespace kvplan::kernels

@@ -1,0 +1,107 @@
+// The bench harness: for each shape, build a random cache, validate the
+// kernel against the float64 reference, and only then time it (caches
+// flushed before every step, median of repeats, bytes counted by hand from
+// the shape). Also TimeDecodeStep(), one timed decode step for other code
+// (the latency model's synthetic validation) to call.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/cpu/decode_cpu.h"
+#include "kernels/decode.h"
+
+namespace kvplan::kernels {
+
+/// One point of the sweep: `batch` sequences of `context` tokens each.
+struct BenchShape {
+  int64_t context = 4096;
+  int64_t batch = 1;
+  int64_t kv_heads = 8;
+  int64_t group = 1;  // query heads per KV head
+  int64_t head_dim = 128;
+  KvDtype dtype = KvDtype::kFp16;
+  int64_t block_tokens = 0;  // 0: contiguous; else paged with this block size
+
+  DecodeShape Decode() const { return {batch, kv_heads * group, kv_heads, head_dim}; }
+  /// Bytes of K, V and scales one step reads (DecodeCacheBytes).
+  uint64_t CacheBytes() const;
+  /// FLOPs of one step (DecodeFlops).
+  uint64_t Flops() const;
+  /// "fp16 ctx 65,536 b1 kvh8 g1 d128" (+ " paged16").
+  std::string Label() const;
+};
+
+struct TimingOptions {
+  CpuDecodeOptions cpu;
+  /// The kernel to validate and time; empty = DecodeAttentionCpu(args, cpu).
+  std::function<void(const DecodeArgs&)> kernel;
+  int repeats = 7;
+  bool flush = true;  // flush the caches before each timed step
+  uint64_t seed = 1;
+};
+
+struct StepTiming {
+  double seconds = 0;            // median over the repeats
+  std::vector<double> samples;   // every timed step, seconds
+  uint64_t bytes_read = 0;       // BenchShape::CacheBytes()
+  uint64_t flops = 0;
+  double validation_ratio = 0;   // worst error / tolerance on the validated sub-problem (<= 1)
+};
+
+/// Builds a random cache for `shape`, validates the kernel on it, then times
+/// `repeats` decode steps. Validation runs the same kernel options on the
+/// same cache cut to its first 2 sequences and 2,053 tokens (the float64
+/// reference of a 1 GB cache would take minutes); throws kvplan::Error and
+/// times nothing when the kernel is outside ToleranceFor(dtype).
+StepTiming TimeDecodeStep(const BenchShape& shape, const TimingOptions& options);
+
+/// The naive alternative to an O(1) append, for comparison: each step
+/// concatenates the cache with the new token into a freshly allocated
+/// buffer (copying all of it, as `cat` per step does), then runs the same
+/// kernel on the copy. Median seconds per step, caches flushed before each.
+double TimeConcatStep(const BenchShape& shape, const TimingOptions& options);
+
+/// Parses a --shape spec: comma-separated key=value, keys dtype, context
+/// (4K/4k accepted), batch, kv_heads, group, head_dim, block (0 =
+/// contiguous); missing keys keep BenchShape's defaults. Throws kvplan::Error.
+BenchShape ParseBenchShape(std::string_view spec);
+
+/// The machine's ceilings, measured once per run.
+struct Ceilings {
+  double read_gbps = 0;     // STREAM-style read, all threads
+  double fma_flops = 0;     // FLOP/s of the kernel's SIMD path
+  uint64_t read_buffer_bytes = 0;
+};
+
+/// One measured shape, placed on the roofline.
+struct ShapeResult {
+  BenchShape shape;
+  StepTiming timing;
+  double gbps = 0;              // bytes_read / seconds / 1e9
+  double gflops = 0;
+  double flop_per_byte = 0;     // arithmetic intensity
+  double compute_ceiling_gbps = 0;  // fma_flops / intensity, in GB/s of cache read
+  bool compute_bound = false;   // compute ceiling below the read ceiling
+  double ceiling_gbps = 0;      // the lower of the two
+  double fraction_of_ceiling = 0;       // gbps / ceiling_gbps
+  double fraction_of_read_ceiling = 0;  // gbps / read ceiling
+  double concat_seconds = 0;            // TimeConcatStep, when asked for
+};
+
+/// Times `shape` and places it against `ceilings`.
+ShapeResult RunShape(const BenchShape& shape, const Ceilings& ceilings, const TimingOptions& options);
+
+/// The sweep `kvplan bench` runs: quick (< 30 s on 2 cores) or default
+/// (< 2 min): contexts 256..128K tokens (the bandwidth curve), every dtype,
+/// batch, KV heads, head_dim, GQA group 1..8, one paged layout.
+std::vector<BenchShape> BenchSweep(bool quick);
+
+/// The shapes of the sweep that make the bandwidth curve (fp16, group 1,
+/// contiguous, growing context), in increasing order of bytes.
+bool IsCurveShape(const BenchShape& shape);
+
+}  // namespace kvplan::kernels

@@ -1,0 +1,181 @@
+#include "kernels/cpu/decode_cpu.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/tile.h"
+#include "util/error.h"
+
+namespace kvplan::kernels {
+
+namespace {
+
+// Below this many cache elements per thread the fork/join costs more than
+// the split saves.
+constexpr int64_t kMinElementsPerThread = 16384;
+
+// The state of a (sequence, KV head) a thread saw only part of, merged after
+// the parallel region.
+struct Partial {
+  int64_t pair = -1;  // b * kv_heads + kvh; -1 = unused
+  std::vector<float> m, l, acc;
+};
+
+}  // namespace
+
+bool CpuHasAvx2() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                          __builtin_cpu_supports("f16c");
+  return has;
+#else
+  return false;
+#endif
+}
+
+std::string_view SimdName(SimdPath p) {
+  switch (p) {
+    case SimdPath::kAuto: return "auto";
+    case SimdPath::kScalar: return "scalar";
+    case SimdPath::kAvx2: return "avx2";
+  }
+  return "?";
+}
+
+SimdPath ParseSimdPath(std::string_view name) {
+  if (name == "auto") return SimdPath::kAuto;
+  if (name == "scalar") return SimdPath::kScalar;
+  if (name == "avx2") return SimdPath::kAvx2;
+  Fail("unknown SIMD path '{}' (known: auto, scalar, avx2)", name);
+}
+
+SimdPath ResolveSimd(SimdPath requested, int64_t head_dim) {
+  if (requested == SimdPath::kAuto) {
+    const char* env = std::getenv("KVPLAN_SIMD");
+    if (env != nullptr && *env != '\0') {
+      requested = ParseSimdPath(env);
+    }
+  }
+  if (requested == SimdPath::kAvx2 && !CpuHasAvx2()) {
+    Fail("the AVX2 path was requested but this CPU lacks avx2, fma or f16c");
+  }
+  if (requested == SimdPath::kAuto) requested = CpuHasAvx2() ? SimdPath::kAvx2 : SimdPath::kScalar;
+  // The AVX2 loops step 8 floats at a time; other head sizes take the scalar path.
+  if (requested == SimdPath::kAvx2 && head_dim % 8 != 0) return SimdPath::kScalar;
+  return requested;
+}
+
+void DecodeAttentionCpu(const DecodeArgs& a, const CpuDecodeOptions& options) {
+  ValidateDecodeArgs(a);
+  const DecodeShape& sh = a.shape;
+  const int64_t d = sh.head_dim, group = sh.Group(), hkv = sh.kv_heads;
+  const cpu::RunFn run_fn =
+      ResolveSimd(options.simd, d) == SimdPath::kAvx2 ? cpu::ProcessRunAvx2 : cpu::ProcessRunScalar;
+  const KvCacheView& c = a.cache;
+  const int64_t esize = static_cast<int64_t>(ElementBytes(c.dtype));
+  const float scale = a.Scale();
+
+  // pair_start[p]: tokens before pair p = (b, kvh) in cache order.
+  const int64_t pairs = sh.batch * hkv;
+  std::vector<int64_t> pair_start(static_cast<size_t>(pairs) + 1, 0);
+  for (int64_t p = 0; p < pairs; ++p) pair_start[p + 1] = pair_start[p] + a.seq_lens[p / hkv];
+  const int64_t total = pair_start[pairs];
+  for (int64_t b = 0; b < sh.batch; ++b) {
+    if (a.seq_lens[b] == 0) std::fill_n(a.out + b * sh.q_heads * d, sh.q_heads * d, 0.0f);
+  }
+  if (total == 0) return;
+
+  const int threads =
+      options.threads > 0
+          ? options.threads
+          : static_cast<int>(std::clamp<int64_t>(total * d / kMinElementsPerThread, 1,
+                                                 std::max(1, omp_get_max_threads())));
+  // A thread cuts at most the pair it starts in and the pair it ends in.
+  std::vector<Partial> partials(2 * static_cast<size_t>(threads));
+
+#pragma omp parallel num_threads(threads)
+  {
+    const int i = omp_get_thread_num();
+    const int nt = omp_get_num_threads();
+    const int64_t lo = total * i / nt, hi = total * (i + 1) / nt;
+    const int64_t tile = cpu::TileTokens(d);
+    std::vector<float> qs(static_cast<size_t>(group * d)), m(static_cast<size_t>(group)),
+        l(static_cast<size_t>(group)), acc(static_cast<size_t>(group * d)),
+        sk(static_cast<size_t>(tile * d)), sv(static_cast<size_t>(tile * d)),
+        ss(static_cast<size_t>(group * tile));
+    cpu::Scratch scratch{sk.data(), sv.data(), ss.data()};
+    cpu::RunState st{m.data(), l.data(), acc.data()};
+    int64_t p = std::upper_bound(pair_start.begin(), pair_start.end(), lo) - pair_start.begin() - 1;
+    for (; lo < hi && p < pairs && pair_start[p] < hi; ++p) {
+      const int64_t b = p / hkv, kvh = p % hkv, len = a.seq_lens[b];
+      const int64_t t_begin = std::max(lo, pair_start[p]) - pair_start[p];
+      const int64_t t_end = std::min(hi, pair_start[p + 1]) - pair_start[p];
+      if (t_begin >= t_end) continue;
+      const float* q = a.q + (b * sh.q_heads + kvh * group) * d;
+      for (int64_t j = 0; j < group * d; ++j) qs[j] = q[j] * scale;
+      std::fill(m.begin(), m.end(), -std::numeric_limits<float>::infinity());
+      std::fill(l.begin(), l.end(), 0.0f);
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      const int64_t bt = c.layout.BlockTokens();
+      for (int64_t t = t_begin; t < t_end;) {
+        const int64_t n = std::min(t_end - t, bt - t % bt);
+        const int64_t row = c.layout.Row(b, kvh, t, hkv);
+        cpu::Run run;
+        run.k = static_cast<const unsigned char*>(c.k) + row * d * esize;
+        run.v = static_cast<const unsigned char*>(c.v) + row * d * esize;
+        run.k_scale = HasScales(c.dtype) ? c.k_scale + row : nullptr;
+        run.v_scale = HasScales(c.dtype) ? c.v_scale + row : nullptr;
+        run.n = n;
+        run_fn(qs.data(), group, d, c.dtype, run, st, scratch);
+        t += n;
+      }
+      if (t_begin == 0 && t_end == len) {
+        float* o = a.out + (b * sh.q_heads + kvh * group) * d;
+        for (int64_t g = 0; g < group; ++g) {
+          const float inv = 1.0f / l[g];
+          for (int64_t j = 0; j < d; ++j) o[g * d + j] = acc[g * d + j] * inv;
+        }
+      } else {
+        Partial& part = partials[2 * static_cast<size_t>(i) + (t_begin == 0 ? 1 : 0)];
+        part.pair = p;
+        part.m = m;
+        part.l = l;
+        part.acc = acc;
+      }
+    }
+  }
+
+  // Log-sum-exp merge: out = sum_j e^(m_j - M) acc_j / sum_j e^(m_j - M) l_j.
+  // The used slots are in cache order, so a pair's partials are adjacent.
+  std::vector<const Partial*> used;
+  for (const Partial& part : partials) {
+    if (part.pair >= 0) used.push_back(&part);
+  }
+  for (size_t j = 0; j < used.size();) {
+    size_t e = j + 1;
+    while (e < used.size() && used[e]->pair == used[j]->pair) ++e;
+    const int64_t p = used[j]->pair, b = p / hkv, kvh = p % hkv;
+    float* o = a.out + (b * sh.q_heads + kvh * group) * d;
+    for (int64_t g = 0; g < group; ++g) {
+      float mx = -std::numeric_limits<float>::infinity();
+      for (size_t k = j; k < e; ++k) mx = std::max(mx, used[k]->m[g]);
+      double lsum = 0;
+      std::vector<double> sum(static_cast<size_t>(d), 0.0);
+      for (size_t k = j; k < e; ++k) {
+        const double w = std::exp(static_cast<double>(used[k]->m[g]) - mx);
+        lsum += w * used[k]->l[g];
+        for (int64_t x = 0; x < d; ++x) sum[x] += w * used[k]->acc[g * d + x];
+      }
+      for (int64_t x = 0; x < d; ++x) o[g * d + x] = static_cast<float>(sum[x] / lsum);
+    }
+    j = e;
+  }
+}
+
+}  // namespace kvplan::kernels

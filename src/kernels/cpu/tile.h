@@ -1,0 +1,54 @@
+// Internal to the CPU kernel: one run of consecutive cached tokens of one
+// (sequence, KV head), folded into that pair's online-softmax state. One
+// implementation per SIMD path (tile_scalar.cpp, tile_avx2.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/decode.h"
+
+namespace kvplan::kernels::cpu {
+
+/// n consecutive tokens of one (sequence, KV head), contiguous in memory.
+struct Run {
+  const void* k = nullptr;  // n rows of head_dim elements
+  const void* v = nullptr;
+  const float* k_scale = nullptr;  // n scales (int8/fp8), else null
+  const float* v_scale = nullptr;
+  int64_t n = 0;
+};
+
+/// The online-softmax state of one (sequence, KV head) over the tokens seen.
+struct RunState {
+  float* m = nullptr;    // [group] running max of the scores (-inf: none yet)
+  float* l = nullptr;    // [group] sum of exp(score - m)
+  float* acc = nullptr;  // [group][head_dim] sum of exp(score - m) * v
+};
+
+/// Per-thread buffers, 64-byte aligned: k and v [TileTokens][head_dim],
+/// s [group][TileTokens].
+struct Scratch {
+  float* k = nullptr;
+  float* v = nullptr;
+  float* s = nullptr;
+};
+
+/// Tokens per tile, a multiple of 8: about 16 KB of fp32 K (and as much V),
+/// so a tile stays in L1 while every query head of the group uses it.
+inline int64_t TileTokens(int64_t head_dim) {
+  const int64_t t = 4096 / head_dim / 8 * 8;
+  return t < 8 ? 8 : (t > 64 ? 64 : t);
+}
+
+/// q: [group][head_dim], already multiplied by the softmax scale.
+using RunFn = void (*)(const float* q, int64_t group, int64_t head_dim, KvDtype dtype,
+                       const Run& run, RunState& state, Scratch& scratch);
+
+void ProcessRunScalar(const float* q, int64_t group, int64_t head_dim, KvDtype dtype,
+                      const Run& run, RunState& state, Scratch& scratch);
+
+/// Requires head_dim % 8 == 0 and a CPU with avx2, fma and f16c.
+void ProcessRunAvx2(const float* q, int64_t group, int64_t head_dim, KvDtype dtype,
+                    const Run& run, RunState& state, Scratch& scratch);
+
+}  // namespace kvplan::kernels::cpu

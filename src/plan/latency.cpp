@@ -1,0 +1,182 @@
+#include "plan/latency.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "util/checked.h"
+
+namespace kvplan {
+namespace {
+
+// The FLOPs key a weight format computes in: 16-bit for weight-only formats
+// (W4A16 dequantizes to fp16/bf16 before the matmul), its own for the rest.
+std::string ComputeDtype(const std::string& weight_dtype) {
+  if (weight_dtype == "fp32" || weight_dtype == "fp16" || weight_dtype == "bf16" ||
+      weight_dtype == "fp8" || weight_dtype == "int8") {
+    return weight_dtype;
+  }
+  if (weight_dtype == "nvfp4" || weight_dtype == "mxfp4") return "fp4";
+  return "bf16";
+}
+
+// Sum over prompt positions i = 1..P of min(i, cap): the keys each query
+// attends to in causal prefill (cap = 0: no window).
+double CausalPairs(uint64_t prompt, uint64_t cap) {
+  const double p = static_cast<double>(prompt);
+  if (cap == 0 || cap >= prompt) return p * (p + 1) / 2;
+  const double w = static_cast<double>(cap);
+  return w * (w + 1) / 2 + (p - w) * w;
+}
+
+}  // namespace
+
+ModelCost ComputeModelCost(const ModelSpec& model, const CacheDtype& dtype,
+                           const WeightFormat& format, uint64_t tp) {
+  ModelCost c;
+  c.tp = tp;
+  c.kv = ComputeKvCost(model, dtype, tp);
+  c.weight_dtype = format.name;
+  c.compute_dtype = ComputeDtype(format.name);
+
+  const ModelTensors tensors = BuildModelTensors(model);
+  const bool lm_head = std::any_of(tensors.model.begin(), tensors.model.end(),
+                                   [](const WeightTensor& w) { return w.part == TensorPart::kLmHead; });
+  double params = 0, lookup_params = 0, expert_params = 0;
+  for (const WeightTensor& w : tensors.model) {
+    params += static_cast<double>(w.Params());
+    // An untied embedding (and a learned position table) is a lookup: a step
+    // reads one row per token. A tied one is also the lm_head matmul.
+    if (w.part == TensorPart::kPositions || (w.part == TensorPart::kEmbedding && lm_head)) {
+      lookup_params += static_cast<double>(w.Params());
+      c.lookup_weight_bytes = CheckedAdd(c.lookup_weight_bytes, TensorBytes(w, format, tp));
+    }
+  }
+  for (const std::vector<WeightTensor>& layer : tensors.layers) {
+    for (const WeightTensor& w : layer) {
+      params += static_cast<double>(w.Params());
+      if (w.part == TensorPart::kExperts) {
+        expert_params += static_cast<double>(w.Params());
+        c.expert_weight_bytes = CheckedAdd(c.expert_weight_bytes, TensorBytes(w, format, tp));
+      }
+    }
+  }
+  const uint64_t all = StageWeightBytes(tensors, format, tp, 0, tensors.layers.size(), true, true);
+  c.dense_weight_bytes = all - c.lookup_weight_bytes - c.expert_weight_bytes;
+  if (model.moe && model.moe->experts != 0) {
+    c.experts = model.moe->experts;
+    c.experts_per_token = model.moe->experts_per_token;
+  }
+  const double used = c.experts != 0 ? static_cast<double>(c.experts_per_token) /
+                                           static_cast<double>(c.experts)
+                                     : 1.0;
+  c.active_params = params - lookup_params - expert_params * (1.0 - used);
+
+  // Attention FLOPs per cached token a query attends to, on one rank: q.k
+  // and p.v are 2 FLOPs per element per query head. MLA decode (absorbed)
+  // scores against the latent + rope part and sums values in the latent.
+  const double q_heads = static_cast<double>(model.query_heads) / static_cast<double>(tp);
+  for (const LayerGroup& g : model.groups) {
+    double per_layer = 0;
+    if (g.kind == LayerKind::kMla && model.mla) {
+      per_layer = 2 * q_heads * static_cast<double>(model.mla->LatentDim() + model.mla->kv_lora_rank);
+    } else if (g.kind != LayerKind::kState) {
+      per_layer = 2 * q_heads * static_cast<double>(g.head_dim + g.v_head_dim);
+    }
+    const double flops = per_layer * static_cast<double>(g.layers);
+    if (flops == 0) continue;
+    if ((g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked || g.kind == LayerKind::kShared) &&
+        g.window != 0) {
+      c.windowed.push_back({g.window, flops});
+    } else {
+      c.attention_flops_per_token_ctx += flops;
+    }
+  }
+  return c;
+}
+
+double ExpertsTouchedFraction(uint64_t experts, uint64_t experts_per_token, uint64_t tokens) {
+  if (experts == 0 || experts_per_token >= experts) return 1.0;
+  const double miss = 1.0 - static_cast<double>(experts_per_token) / static_cast<double>(experts);
+  return 1.0 - std::pow(miss, static_cast<double>(tokens));
+}
+
+double StepBandwidthGbps(const HardwareSpec& hw, uint64_t bytes) {
+  if (!HasMeasuredCurve(hw)) return hw.memory_bandwidth_gbps * kDatasheetBandwidthEfficiency;
+  const std::vector<BandwidthPoint>& c = hw.measured->curve;
+  if (bytes <= c.front().bytes) return c.front().gbps;
+  if (bytes >= c.back().bytes) return c.back().gbps;
+  auto hi = std::upper_bound(c.begin(), c.end(), bytes,
+                             [](uint64_t b, const BandwidthPoint& p) { return b < p.bytes; });
+  auto lo = hi - 1;
+  const double t = (std::log(static_cast<double>(bytes)) - std::log(static_cast<double>(lo->bytes))) /
+                   (std::log(static_cast<double>(hi->bytes)) - std::log(static_cast<double>(lo->bytes)));
+  return lo->gbps + t * (hi->gbps - lo->gbps);
+}
+
+const char* BoundName(Bound b) { return b == Bound::kCompute ? "compute" : "bandwidth"; }
+
+double PeakFlopsFor(const HardwareSpec& hw, const std::string& compute_dtype) {
+  double peak = hw.PeakFlops(compute_dtype);
+  if (peak == 0) peak = hw.PeakFlops("bf16");
+  return peak;
+}
+
+namespace {
+
+StepEstimate Finish(StepEstimate e, const HardwareSpec& hw) {
+  e.bandwidth_gbps = StepBandwidthGbps(hw, e.weight_bytes + e.kv_bytes);
+  e.memory_s = e.bandwidth_gbps > 0
+                   ? static_cast<double>(e.weight_bytes + e.kv_bytes) / (e.bandwidth_gbps * 1e9)
+                   : 0;
+  e.compute_s = e.peak_flops > 0 ? e.flops / (e.peak_flops * kComputeEfficiency) : 0;
+  e.bound = e.compute_s > e.memory_s ? Bound::kCompute : Bound::kBandwidth;
+  e.seconds = std::max(e.memory_s, e.compute_s);
+  return e;
+}
+
+}  // namespace
+
+StepEstimate EstimateDecodeStep(const ModelCost& cost, const HardwareSpec& hw, uint64_t context,
+                                uint64_t batch) {
+  StepEstimate e;
+  const double touched = ExpertsTouchedFraction(cost.experts, cost.experts_per_token, batch);
+  e.weight_bytes = CheckedAdd(
+      cost.dense_weight_bytes,
+      static_cast<uint64_t>(std::llround(static_cast<double>(cost.expert_weight_bytes) * touched)));
+  e.kv_bytes = cost.kv.TotalBytes(context, batch);
+  const double b = static_cast<double>(batch);
+  double attention = cost.attention_flops_per_token_ctx * static_cast<double>(context);
+  for (const ModelCost::WindowedGroup& g : cost.windowed) {
+    attention += g.flops_per_token_ctx * static_cast<double>(std::min(context, g.window));
+  }
+  e.flops = b * (2 * cost.active_params / static_cast<double>(cost.tp) + attention);
+  e.peak_flops = PeakFlopsFor(hw, cost.compute_dtype);
+  return Finish(e, hw);
+}
+
+StepEstimate EstimatePrefill(const ModelCost& cost, const HardwareSpec& hw, uint64_t prompt) {
+  StepEstimate e;
+  const double touched = ExpertsTouchedFraction(cost.experts, cost.experts_per_token, prompt);
+  e.weight_bytes = CheckedAdd(
+      cost.dense_weight_bytes,
+      static_cast<uint64_t>(std::llround(static_cast<double>(cost.expert_weight_bytes) * touched)));
+  e.kv_bytes = cost.kv.TotalBytes(prompt, 1);
+  double attention = cost.attention_flops_per_token_ctx * CausalPairs(prompt, 0);
+  for (const ModelCost::WindowedGroup& g : cost.windowed) {
+    attention += g.flops_per_token_ctx * CausalPairs(prompt, g.window);
+  }
+  e.flops = 2 * cost.active_params / static_cast<double>(cost.tp) * static_cast<double>(prompt) +
+            attention;
+  e.peak_flops = PeakFlopsFor(hw, cost.compute_dtype);
+  return Finish(e, hw);
+}
+
+uint64_t ComputeBoundBatch(const ModelCost& cost, const HardwareSpec& hw, uint64_t context,
+                           uint64_t limit) {
+  for (uint64_t b = 1; b <= limit; b *= 2) {
+    if (EstimateDecodeStep(cost, hw, context, b).bound == Bound::kCompute) return b;
+  }
+  return 0;
+}
+
+}  // namespace kvplan

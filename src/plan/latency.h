@@ -1,0 +1,111 @@
+// The latency model: time to first token (TTFT) and time per output token
+// (TPOT) of a model on an accelerator, from bytes moved and FLOPs done.
+//
+// Decode (one step of a batch of B sequences at context n), per tensor-
+// parallel rank:
+//   memory time  = (weight bytes read + KV bytes read) / bandwidth(bytes)
+//   compute time = (2 * active params * B + attention FLOPs) / (peak * eff)
+//   TPOT         = max(memory time, compute time); the larger names the bound.
+// bandwidth(bytes) is the measured curve of a `kvplan bench --save` profile
+// at that many bytes per step (log-linear interpolation, clamped at the
+// ends), or the datasheet figure x kDatasheetBandwidthEfficiency.
+// Prefill of a P-token prompt:
+//   TTFT = max((2 * active params * P + causal attention FLOPs) / (peak * eff),
+//              (all weights + the prompt's KV) / bandwidth)
+// docs/latency.md states every assumption and why.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/kv.h"
+#include "plan/weights.h"
+#include "spec/hardware_spec.h"
+#include "spec/model_spec.h"
+
+namespace kvplan {
+
+/// Decode reaches this fraction of the datasheet bandwidth when no measured
+/// profile is given: optimised engines (vLLM, TensorRT-LLM) report a model
+/// bandwidth utilisation (MBU) of about 60-85% in memory-bound decode.
+inline constexpr double kDatasheetBandwidthEfficiency = 0.75;
+/// Fraction of the dense peak FLOP/s large matmuls reach (prefill, and
+/// decode at large batch): the MFU serving engines report is about 50-70%.
+inline constexpr double kComputeEfficiency = 0.6;
+
+/// What a model moves and computes, per tensor-parallel rank, independent of
+/// the batch and context (those are arguments of the functions below).
+struct ModelCost {
+  uint64_t tp = 1;
+  uint64_t dense_weight_bytes = 0;   // weights every decode step reads on a rank:
+                                     // all but routed experts and lookup tables
+  uint64_t expert_weight_bytes = 0;  // every routed expert on a rank
+  uint64_t lookup_weight_bytes = 0;  // embedding / position tables: a step reads B rows only
+  uint64_t experts = 0;              // routed experts per MoE layer (0: dense model)
+  uint64_t experts_per_token = 0;
+  double active_params = 0;          // matmul parameters one token uses, whole model
+  double attention_flops_per_token_ctx = 0;  // per rank: FLOPs of one query per cached token
+                                             // over all full-attention layers
+  struct WindowedGroup { uint64_t window; double flops_per_token_ctx; };
+  std::vector<WindowedGroup> windowed;  // sliding/chunked groups, per rank
+  KvCost kv;                         // per rank
+  std::string weight_dtype;          // the weight format's name
+  std::string compute_dtype;         // the FLOPs key the peak is read from
+};
+
+/// Builds the per-rank cost of `model` with `weights` in `format`, a KV cache
+/// of `dtype`, on `tp` ranks (call CheckKvConfig first).
+ModelCost ComputeModelCost(const ModelSpec& model, const CacheDtype& dtype,
+                           const WeightFormat& format, uint64_t tp);
+
+/// Expected fraction of a layer's routed experts that a batch of `tokens`
+/// tokens touches, each token picking k of E uniformly and independently:
+/// 1 - (1 - k/E)^tokens (1 for a dense model).
+double ExpertsTouchedFraction(uint64_t experts, uint64_t experts_per_token, uint64_t tokens);
+
+/// The bandwidth a step reading `bytes` bytes achieves, GB/s: the measured
+/// curve (interpolated linearly in log(bytes), clamped to its first and last
+/// points) when `hw` carries one, else datasheet x kDatasheetBandwidthEfficiency.
+double StepBandwidthGbps(const HardwareSpec& hw, uint64_t bytes);
+
+/// True when StepBandwidthGbps uses a measured curve.
+inline bool HasMeasuredCurve(const HardwareSpec& hw) {
+  return hw.measured.has_value() && !hw.measured->curve.empty();
+}
+
+enum class Bound { kBandwidth, kCompute };
+
+/// "bandwidth" or "compute".
+const char* BoundName(Bound b);
+
+struct StepEstimate {
+  uint64_t weight_bytes = 0;  // read per step per rank
+  uint64_t kv_bytes = 0;      // read per step per rank (prefill: written)
+  double flops = 0;           // per rank
+  double bandwidth_gbps = 0;  // achieved at weight_bytes + kv_bytes
+  double peak_flops = 0;      // dense peak of the compute dtype, per rank
+  double memory_s = 0;
+  double compute_s = 0;
+  double seconds = 0;         // max(memory_s, compute_s)
+  Bound bound = Bound::kBandwidth;
+};
+
+/// One decode step of `batch` sequences at `context` tokens each.
+StepEstimate EstimateDecodeStep(const ModelCost& cost, const HardwareSpec& hw, uint64_t context,
+                                uint64_t batch);
+
+/// Prefill of one `prompt`-token request: causal attention over the prompt,
+/// with the floor of reading every weight once and writing its KV.
+StepEstimate EstimatePrefill(const ModelCost& cost, const HardwareSpec& hw, uint64_t prompt);
+
+/// Dense peak FLOP/s of `hw` for `compute_dtype`, falling back to fp16/bf16
+/// (weight-only formats compute in 16 bits); 0 when the spec lists neither.
+double PeakFlopsFor(const HardwareSpec& hw, const std::string& compute_dtype);
+
+/// The smallest power-of-two batch (up to `limit`) whose decode step at
+/// `context` is compute-bound, or 0 when none up to `limit` is.
+uint64_t ComputeBoundBatch(const ModelCost& cost, const HardwareSpec& hw, uint64_t context,
+                           uint64_t limit);
+
+}  // namespace kvplan

@@ -1,0 +1,128 @@
+// The bench harness and `kvplan bench`: hand-counted bytes, validation
+// before timing (a wrong kernel is refused), the JSON keys, and the saved
+// profile reading back. Nothing here asserts a speed.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "cli_runner.h"
+#include "kernels/bench/ceilings.h"
+#include "kernels/bench/harness.h"
+#include "kernels/cpu/decode_cpu.h"
+#include "spec/hardware_spec.h"
+#include "util/error.h"
+
+using namespace kvplan;
+using namespace kvplan::kernels;
+
+TEST_CASE("bench: median, shape bytes and FLOPs by hand") {
+  CHECK(Median({3, 1, 2}) == 2);
+  CHECK(Median({4, 1, 3, 2}) == 2.5);
+  CHECK(Median({}) == 0);
+  BenchShape s{65536, 1, 8, 1, 128, KvDtype::kFp16, 0};
+  CHECK(s.CacheBytes() == 256ull << 20);  // 65,536 x 8 x 128 x 2 (K, V) x 2 B
+  CHECK(s.Flops() == 65536ull * 8 * 128 * 4);
+  BenchShape i8{131072, 2, 8, 4, 128, KvDtype::kInt8, 16};
+  CHECK(i8.CacheBytes() == 2ull * 131072 * 8 * 2 * (128 + 4));
+  CHECK(i8.Label() == "int8 ctx 131,072 b2 kvh8 g4 d128 paged16");
+}
+
+TEST_CASE("bench: the sweeps cover every dtype, group 1..8 and a >= 256 MiB curve") {
+  for (bool quick : {true, false}) {
+    const std::vector<BenchShape> sweep = BenchSweep(quick);
+    for (KvDtype t : {KvDtype::kFp32, KvDtype::kFp16, KvDtype::kBf16, KvDtype::kInt8, KvDtype::kFp8E4M3}) {
+      bool found = false;
+      for (const BenchShape& s : sweep) found = found || s.dtype == t;
+      CHECK(found);
+    }
+    uint64_t last = 0, biggest = 0;
+    int groups = 0;
+    for (const BenchShape& s : sweep) {
+      if (s.group == 8) ++groups;
+      if (!IsCurveShape(s)) continue;
+      CHECK(s.CacheBytes() > last);
+      last = s.CacheBytes();
+      biggest = std::max(biggest, last);
+    }
+    CHECK(groups >= 1);
+    CHECK(biggest >= 256ull << 20);
+  }
+  CHECK(BenchSweep(true).size() < BenchSweep(false).size());
+}
+
+TEST_CASE("bench: TimeDecodeStep validates, then times the requested repeats") {
+  for (int64_t block : {0, 16}) {
+    BenchShape s{3000, 3, 2, 4, 64, KvDtype::kBf16, block};
+    TimingOptions o;
+    o.repeats = 3;
+    o.cpu.threads = 2;
+    const StepTiming t = TimeDecodeStep(s, o);
+    CHECK(t.samples.size() == 3);
+    CHECK(t.seconds > 0);
+    CHECK(t.bytes_read == 3ull * 3000 * 2 * 2 * 64 * 2);
+    CHECK(t.flops == 3ull * 3000 * 8 * 4 * 64);
+    CHECK(t.validation_ratio <= 1.0);
+  }
+}
+
+TEST_CASE("bench: a wrong kernel is refused before it is timed") {
+  BenchShape s{500, 1, 2, 2, 64, KvDtype::kFp16, 0};
+  TimingOptions o;
+  int calls = 0;
+  o.kernel = [&](const DecodeArgs& a) {
+    ++calls;
+    DecodeAttentionCpu(a);
+    a.out[5] += 0.01f;  // one element off by 1%
+  };
+  CHECK_THROWS_WITH_AS(TimeDecodeStep(s, o),
+                       doctest::Contains("kernel output differs from the float64 reference on fp16 "
+                                         "ctx 500 b1 kvh2 g2 d64"),
+                       kvplan::Error);
+  CHECK(calls == 1);  // validation only: never timed
+}
+
+TEST_CASE("kvplan bench: json keys, a profile that reads back, --force") {
+  const std::string dir = test::TempDir();
+  const std::string args = "bench --quick --max-cache 4MiB --repeats 1 --threads 2";
+  test::CliResult r = test::RunKvplan(args + " --format json --save prof.yaml", dir);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\"read_ceiling_gbps\": ") != std::string::npos);
+  CHECK(r.out.find("\"results\": [") != std::string::npos);
+  CHECK(r.out.find("\"bytes_read\": 4194304,") != std::string::npos);  // 1,024 x 8 x 128 x 2 x 2 B
+  CHECK(r.out.find("\"gbps\": ") != std::string::npos);
+  CHECK(r.out.find("\"fraction_of_ceiling\": ") != std::string::npos);
+  CHECK(r.out.find("\"bound\": \"bandwidth\"") != std::string::npos);
+  CHECK(r.err.find("[1/1] fp16 ctx 1,024 b1 kvh8 g1 d128") != std::string::npos);  // progress
+
+  const HardwareSpec h = ParseHardwareYaml(test::ReadFile(dir + "/prof.yaml"), "prof.yaml");
+  CHECK(h.name == "prof");
+  REQUIRE(h.measured.has_value());
+  CHECK(h.measured->device == "cpu");
+  CHECK(h.measured->read_ceiling_gbps > 0);
+  REQUIRE(h.measured->curve.size() == 1);
+  CHECK(h.measured->curve[0].bytes == 4194304);
+  CHECK(h.measured->curve[0].gbps > 0);
+  CHECK(h.PeakFlops("fp32") > 0);
+
+  r = test::RunKvplan(args + " --save prof.yaml", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "kvplan: error: prof.yaml: file exists (pass --force to overwrite)\n");
+  r = test::RunKvplan(args + " --save prof.yaml --force --hardware h100-sxm --format csv", dir);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind("shape,bytes_read,seconds,gbps,fraction_of_read_ceiling,bound,"
+                    "fraction_of_ceiling,gflops,fraction_of_datasheet\n", 0) == 0);
+  const HardwareSpec again = ParseHardwareYaml(test::ReadFile(dir + "/prof.yaml"), "prof.yaml");
+  CHECK(again.memory_bandwidth_gbps == 3350);  // the datasheet figure of --hardware is kept
+  CHECK(again.measured.has_value());
+}
+
+TEST_CASE("kvplan bench: bad input is one error line") {
+  const std::string dir = test::TempDir();
+  test::CliResult r = test::RunKvplan("bench --max-cache 1KiB", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "kvplan: error: --max-cache 1KiB: no shape of the sweep is that small\n");
+  r = test::RunKvplan("bench --device cuda", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "kvplan: error: --device cuda: this build measures the cpu only\n");
+}

@@ -1,0 +1,328 @@
+// The CPU decode kernel against the float64 reference: random shapes, every
+// dtype, both layouts, both SIMD paths, split-K across odd thread counts.
+// Data is random with a fixed seed (never zeros), scales non-trivial.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/decode_cpu.h"
+#include "kernels/decode.h"
+#include "kernels/fp_convert.h"
+#include "kernels/kv_cache.h"
+#include "kernels/reference.h"
+#include "util/error.h"
+
+using namespace kvplan::kernels;
+
+namespace {
+
+const KvDtype kAllDtypes[] = {KvDtype::kFp32, KvDtype::kFp16, KvDtype::kBf16, KvDtype::kInt8,
+                              KvDtype::kFp8E4M3};
+
+std::vector<SimdPath> Paths() {
+  std::vector<SimdPath> p = {SimdPath::kScalar};
+  if (CpuHasAvx2()) p.push_back(SimdPath::kAvx2);
+  return p;
+}
+
+struct Case {
+  DecodeShape shape;
+  std::vector<int64_t> lens;
+  KvDtype dtype = KvDtype::kFp16;
+  bool paged = false;
+  int64_t block_tokens = 16;
+  float q_gain = 1.0f;  // > 1 makes the softmax peaky
+};
+
+// Builds the cache by appending tokens one at a time (the O(1) path a server
+// takes), values ~ N(0, 1) with a few heads scaled up so per-head scales differ.
+KvCache Build(const Case& c, std::mt19937& rng) {
+  const DecodeShape& s = c.shape;
+  int64_t max_len = 1;
+  for (int64_t n : c.lens) max_len = std::max(max_len, n);
+  KvCache cache = c.paged ? KvCache::Paged(s.batch, s.kv_heads, s.head_dim, c.block_tokens,
+                                           s.batch * ((max_len + c.block_tokens - 1) / c.block_tokens),
+                                           max_len, c.dtype, /*shuffle_seed=*/rng())
+                          : KvCache::Contiguous(s.batch, s.kv_heads, s.head_dim, max_len + 3, c.dtype);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> k(static_cast<size_t>(s.kv_heads * s.head_dim)), v(k.size());
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t t = 0; t < c.lens[b]; ++t) {
+      for (size_t i = 0; i < k.size(); ++i) {
+        const float gain = 1.0f + static_cast<float>((i / s.head_dim + t) % 4);
+        k[i] = nd(rng) * gain;
+        v[i] = nd(rng) * gain + 0.25f;
+      }
+      cache.Append(b, k.data(), v.data());
+    }
+  }
+  return cache;
+}
+
+// Runs the kernel on `c` with `opt` and returns the worst tolerance ratio
+// against the reference under `tol`.
+struct Outcome {
+  double dtype_ratio;  // vs ToleranceFor(dtype): the shared contract
+  double fp32_ratio;   // vs ToleranceFor(fp32): the CPU kernel dequantizes exactly
+};
+
+Outcome RunCase(const Case& c, const CpuDecodeOptions& opt, uint32_t seed) {
+  std::mt19937 rng(seed);
+  KvCache cache = Build(c, rng);
+  const DecodeShape& s = c.shape;
+  std::normal_distribution<float> nd(0.0f, c.q_gain);
+  std::vector<float> q(static_cast<size_t>(s.batch * s.q_heads * s.head_dim));
+  for (float& x : q) x = nd(rng);
+  std::vector<float> out(q.size(), std::nanf(""));
+  DecodeArgs args;
+  args.shape = s;
+  args.seq_lens = cache.Lengths().data();
+  args.q = q.data();
+  args.cache = cache.View();
+  args.out = out.data();
+  DecodeAttentionCpu(args, opt);
+  const std::vector<double> ref = DecodeAttentionReference(args);
+  const Tolerance td = ToleranceFor(c.dtype), tf = ToleranceFor(KvDtype::kFp32);
+  return {ToleranceRatio(out.data(), ref, td.abs_tol, td.rel_tol),
+          ToleranceRatio(out.data(), ref, tf.abs_tol, tf.rel_tol)};
+}
+
+std::string Describe(const Case& c, const CpuDecodeOptions& o) {
+  std::string lens;
+  for (int64_t n : c.lens) lens += std::to_string(n) + " ";
+  return "dtype " + std::string(KvDtypeName(c.dtype)) + (c.paged ? " paged/" + std::to_string(c.block_tokens) : " contiguous") +
+         " batch " + std::to_string(c.shape.batch) + " qh " + std::to_string(c.shape.q_heads) +
+         " kvh " + std::to_string(c.shape.kv_heads) + " d " + std::to_string(c.shape.head_dim) +
+         " lens " + lens + "simd " + std::string(SimdName(o.simd)) + " threads " + std::to_string(o.threads);
+}
+
+void Expect(const Case& c, const CpuDecodeOptions& o, uint32_t seed) {
+  const Outcome r = RunCase(c, o, seed);
+  INFO(Describe(c, o), " ratios ", r.dtype_ratio, " ", r.fp32_ratio);
+  CHECK(r.dtype_ratio <= 1.0);
+  CHECK(r.fp32_ratio <= 1.0);
+}
+
+}  // namespace
+
+TEST_CASE("reference: hand-checked values") {
+  // One token: the output is that token's value, whatever the query.
+  KvCache one = KvCache::Contiguous(1, 1, 4, 8, KvDtype::kFp32);
+  const float k0[4] = {1, 2, 3, 4}, v0[4] = {0.5f, -1, 2, 8};
+  one.Append(0, k0, v0);
+  const float q[4] = {3, -1, 0.5f, 2};
+  float out[4];
+  DecodeArgs a;
+  a.shape = {1, 1, 1, 4};
+  a.seq_lens = one.Lengths().data();
+  a.q = q;
+  a.cache = one.View();
+  a.out = out;
+  std::vector<double> ref = DecodeAttentionReference(a);
+  CHECK(ref == std::vector<double>{0.5, -1, 2, 8});
+  // Two tokens: scores (q.k)/sqrt(4) = (3 - 2 + 1.5 + 8)/2 = 5.25 and 0; weights 1/(1+e^-4.75) and the rest.
+  const float k1[4] = {0, 0, 0, 0}, v1[4] = {1, 1, 1, 1};
+  one.Append(0, k1, v1);
+  ref = DecodeAttentionReference(a);
+  const double w = 1.0 / (1.0 + std::exp(-5.25));
+  CHECK(ref[0] == doctest::Approx(w * 0.5 + (1 - w)).epsilon(1e-12));
+  CHECK(ref[3] == doctest::Approx(w * 8 + (1 - w)).epsilon(1e-12));
+  for (SimdPath p : Paths()) {
+    DecodeAttentionCpu(a, {p, 1});
+    CHECK(out[3] == doctest::Approx(w * 8 + (1 - w)).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("cpu kernel: every dtype x head_dim x GQA ratio, both layouts and paths") {
+  uint32_t seed = 1;
+  for (KvDtype dt : kAllDtypes) {
+    for (int64_t d : {64, 80, 96, 128, 256}) {
+      for (int64_t group : {1, 2, 3, 4, 8}) {
+        for (bool paged : {false, true}) {
+          Case c;
+          c.dtype = dt;
+          c.paged = paged;
+          c.block_tokens = d == 80 ? 13 : 16;  // 13: not a multiple of the vector width
+          c.shape = {3, 2 * group, 2, d};
+          c.lens = {1, 37 + group, 70};  // 1 token; lengths off every tile size
+          c.q_gain = group % 2 ? 1.0f : 3.0f;
+          for (SimdPath p : Paths()) Expect(c, {p, 3}, seed++);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("cpu kernel: split-K across threads, long and uneven sequences") {
+  uint32_t seed = 100;
+  for (KvDtype dt : kAllDtypes) {
+    for (int threads : {1, 2, 5, 8}) {
+      Case c;
+      c.dtype = dt;
+      c.shape = {4, 8, 1, 128};  // MQA-like group of 8
+      c.lens = {1000, 3, 517, 0};  // a zero-length sequence, too
+      c.paged = threads % 2 == 0;
+      c.block_tokens = 32;
+      c.q_gain = 4.0f;
+      for (SimdPath p : Paths()) Expect(c, {p, threads}, seed++);
+    }
+  }
+  // The automatic thread count on a long single sequence.
+  Case c;
+  c.shape = {1, 4, 4, 64};
+  c.lens = {4099};
+  for (SimdPath p : Paths()) Expect(c, {p, 0}, seed++);
+}
+
+TEST_CASE("cpu kernel: random shapes") {
+  std::mt19937 rng(2024);
+  auto pick = [&](std::vector<int64_t> v) { return v[rng() % v.size()]; };
+  for (int i = 0; i < 60; ++i) {
+    Case c;
+    c.dtype = kAllDtypes[rng() % 5];
+    const int64_t kvh = pick({1, 2, 3, 4});
+    c.shape = {pick({1, 2, 5}), kvh * pick({1, 2, 3, 4, 5, 6, 7, 8}), kvh,
+               pick({8, 24, 64, 80, 96, 128, 256, 20})};  // 20: scalar-only head size
+    for (int64_t b = 0; b < c.shape.batch; ++b) c.lens.push_back(1 + static_cast<int64_t>(rng() % 300));
+    c.paged = rng() % 2;
+    c.block_tokens = pick({1, 7, 16, 64});
+    c.q_gain = rng() % 2 ? 1.0f : 5.0f;
+    for (SimdPath p : Paths()) Expect(c, {p, static_cast<int>(1 + rng() % 4)}, rng());
+  }
+}
+
+TEST_CASE("cpu kernel: the AVX2 and scalar paths agree with each other") {
+  if (!CpuHasAvx2()) {
+    MESSAGE("skipped: this CPU has no AVX2 (the scalar path is tested above)");
+    return;
+  }
+  for (KvDtype dt : kAllDtypes) {
+    KvCache cache = KvCache::Contiguous(2, 2, 128, 600, dt);
+    cache.FillRandom({555, 129}, 9);
+    std::vector<float> q(2 * 8 * 128);
+    std::mt19937 rng(3);
+    std::normal_distribution<float> nd(0.0f, 2.0f);
+    for (float& x : q) x = nd(rng);
+    std::vector<float> o1(q.size()), o2(q.size());
+    DecodeArgs a;
+    a.shape = {2, 8, 2, 128};
+    a.seq_lens = cache.Lengths().data();
+    a.q = q.data();
+    a.cache = cache.View();
+    a.out = o1.data();
+    DecodeAttentionCpu(a, {SimdPath::kScalar, 2});
+    a.out = o2.data();
+    DecodeAttentionCpu(a, {SimdPath::kAvx2, 2});
+    double worst = 0;
+    for (size_t i = 0; i < o1.size(); ++i) worst = std::max(worst, std::fabs(double(o1[i]) - o2[i]));
+    CAPTURE(KvDtypeName(dt));
+    CHECK(worst < 1e-5);
+    CHECK(worst >= 0);
+  }
+}
+
+TEST_CASE("KVPLAN_SIMD forces a path; bad values are errors") {
+  ::setenv("KVPLAN_SIMD", "scalar", 1);
+  CHECK(ResolveSimd(SimdPath::kAuto, 128) == SimdPath::kScalar);
+  ::setenv("KVPLAN_SIMD", "sse9", 1);
+  CHECK_THROWS_WITH_AS(ResolveSimd(SimdPath::kAuto, 128),
+                       "unknown SIMD path 'sse9' (known: auto, scalar, avx2)", kvplan::Error);
+  ::unsetenv("KVPLAN_SIMD");
+  CHECK(ResolveSimd(SimdPath::kAuto, 128) == (CpuHasAvx2() ? SimdPath::kAvx2 : SimdPath::kScalar));
+  CHECK(ResolveSimd(SimdPath::kScalar, 128) == SimdPath::kScalar);
+  if (CpuHasAvx2()) CHECK(ResolveSimd(SimdPath::kAvx2, 20) == SimdPath::kScalar);
+}
+
+TEST_CASE("KvCache: append writes in place, never reallocates; paged takes blocks at boundaries") {
+  KvCache c = KvCache::Contiguous(2, 2, 8, 5, KvDtype::kInt8);
+  const void* k_before = c.View().k;
+  std::vector<float> row(16, 0.5f);
+  for (int i = 0; i < 5; ++i) c.Append(1, row.data(), row.data());
+  CHECK(c.View().k == k_before);
+  CHECK(c.Lengths() == std::vector<int64_t>{0, 5});
+  CHECK_THROWS_WITH_AS(c.Append(1, row.data(), row.data()), "kv cache: sequence 1 is full (5 tokens)",
+                       kvplan::Error);
+  CHECK(c.AllocatedBytes() == 2 * (2 * 2 * 5 * 8) + 2 * (2 * 2 * 5 * 4));
+
+  KvCache p = KvCache::Paged(2, 1, 8, 4, 3, 100, KvDtype::kFp16);
+  for (int i = 0; i < 5; ++i) p.Append(0, row.data(), row.data());  // blocks 0, 1
+  for (int i = 0; i < 4; ++i) p.Append(1, row.data(), row.data());  // block 2
+  CHECK_THROWS_WITH_AS(p.Append(1, row.data(), row.data()),
+                       "kv cache: no free block left for sequence 1", kvplan::Error);
+  const KvCacheView v = p.View();
+  CHECK(v.layout.block_table[0] == 0);
+  CHECK(v.layout.block_table[1] == 1);
+  CHECK(v.layout.block_table[v.layout.max_blocks_per_seq] == 2);
+  CHECK(v.layout.Row(0, 0, 4, 1) == 4);  // token 4 = block 1, slot 0
+}
+
+TEST_CASE("decode args: validation errors and hand-counted bytes and FLOPs") {
+  const int64_t lens[3] = {10, 0, 7};
+  const DecodeShape s{3, 32, 8, 128};
+  CHECK(DecodeCacheBytes(s, lens, KvDtype::kFp16) == 17ull * 8 * 2 * 128 * 2);
+  CHECK(DecodeCacheBytes(s, lens, KvDtype::kInt8) == 17ull * 8 * 2 * (128 + 4));
+  CHECK(DecodeCacheBytes(s, lens, KvDtype::kFp32) == 17ull * 8 * 2 * 128 * 4);
+  CHECK(DecodeFlops(s, lens) == 17ull * 32 * 4 * 128);
+
+  KvCache c = KvCache::Contiguous(1, 2, 16, 4, KvDtype::kFp8E4M3);
+  c.FillRandom({4}, 1);
+  std::vector<float> q(3 * 16), out(q.size());
+  DecodeArgs a;
+  a.shape = {1, 3, 2, 16};
+  a.seq_lens = c.Lengths().data();
+  a.q = q.data();
+  a.cache = c.View();
+  a.out = out.data();
+  CHECK_THROWS_WITH_AS(DecodeAttentionCpu(a), "decode shape: kv_heads 2 does not divide q_heads 3",
+                       kvplan::Error);
+  a.shape.q_heads = 4;
+  const int64_t too_long = 5;
+  a.seq_lens = &too_long;
+  CHECK_THROWS_WITH_AS(DecodeAttentionCpu(a), "decode args: seq_lens[0] = 5 is outside 0..4",
+                       kvplan::Error);
+  a.seq_lens = c.Lengths().data();
+  a.cache.k_scale = nullptr;
+  CHECK_THROWS_WITH_AS(DecodeAttentionCpu(a), "decode args: a fp8 cache needs k_scale and v_scale",
+                       kvplan::Error);
+  CHECK_THROWS_WITH_AS(ParseKvDtype("fp4"),
+                       "unknown kernel cache dtype 'fp4' (known: fp32, fp16, bf16, int8, fp8)",
+                       kvplan::Error);
+}
+
+TEST_CASE("FillRandom: deterministic, non-zero, independent of the layout") {
+  for (KvDtype dt : kAllDtypes) {
+    KvCache a = KvCache::Contiguous(2, 3, 32, 50, dt);
+    KvCache b = KvCache::Paged(2, 3, 32, 8, 20, 50, dt, 77);
+    a.FillRandom({50, 11}, 5);
+    b.FillRandom({50, 11}, 5);
+    const KvCacheView va = a.View(), vb = b.View();
+    const int64_t es = static_cast<int64_t>(ElementBytes(dt));
+    bool all_equal = true, any_zero = false;
+    for (int64_t s = 0; s < 2; ++s) {
+      for (int64_t h = 0; h < 3; ++h) {
+        for (int64_t t = 0; t < a.Lengths()[s]; ++t) {
+          const int64_t ra = va.layout.Row(s, h, t, 3), rb = vb.layout.Row(s, h, t, 3);
+          for (int64_t i = 0; i < 32; ++i) {
+            const float x = DecodeElement(static_cast<const char*>(va.v) + ra * 32 * es, i, dt);
+            const float y = DecodeElement(static_cast<const char*>(vb.v) + rb * 32 * es, i, dt);
+            all_equal = all_equal && x == y && !std::isnan(x);
+          }
+          if (HasScales(dt)) {
+            all_equal = all_equal && va.k_scale[ra] == vb.k_scale[rb];
+            any_zero = any_zero || va.k_scale[ra] <= 0;
+          }
+          if (!HasScales(dt)) {  // int8/fp8 codes may be 0; their scales may not
+            any_zero = any_zero || DecodeElement(static_cast<const char*>(va.k) + ra * 32 * es, 0, dt) == 0.0f;
+          }
+        }
+      }
+    }
+    CAPTURE(KvDtypeName(dt));
+    CHECK(all_equal);
+    CHECK_FALSE(any_zero);
+  }
+}

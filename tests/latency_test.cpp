@@ -1,0 +1,218 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "cli_runner.h"
+#include "plan/latency.h"
+#include "spec/catalog.h"
+#include "util/units.h"
+
+using namespace kvplan;
+
+namespace {
+
+ModelCost Cost(const std::string& name, uint64_t tp = 1, const std::string& kv = "auto") {
+  ModelSpec m = LoadModel(name);
+  const CacheDtype& d = FindCacheDtype(kv == "auto" ? std::string(AutoCacheDtype(m.weight_dtype)) : kv);
+  CheckKvConfig(m, d, tp);
+  return ComputeModelCost(m, d, FindWeightFormat(m.weight_dtype), tp);
+}
+
+HardwareSpec WithCurve(HardwareSpec hw, std::vector<BandwidthPoint> curve) {
+  MeasuredProfile p;
+  p.device = "cpu";
+  p.read_ceiling_gbps = 20;
+  p.curve = std::move(curve);
+  hw.measured = p;
+  return hw;
+}
+
+}  // namespace
+
+TEST_CASE("expected fraction of experts a batch touches") {
+  CHECK(ExpertsTouchedFraction(0, 0, 7) == 1.0);
+  CHECK(ExpertsTouchedFraction(8, 2, 1) == doctest::Approx(0.25));
+  CHECK(ExpertsTouchedFraction(8, 2, 2) == doctest::Approx(1 - 0.75 * 0.75));
+  CHECK(ExpertsTouchedFraction(256, 8, 1) == doctest::Approx(8.0 / 256));
+  CHECK(ExpertsTouchedFraction(256, 8, 64) == doctest::Approx(1 - std::pow(248.0 / 256, 64)));
+  CHECK(ExpertsTouchedFraction(8, 2, 100) > 0.9999);
+}
+
+TEST_CASE("bandwidth: datasheet x efficiency, or the measured curve interpolated in log(bytes)") {
+  HardwareSpec h100 = LoadHardware("h100-sxm");
+  CHECK(StepBandwidthGbps(h100, 1'000'000) == doctest::Approx(h100.memory_bandwidth_gbps * 0.75));
+  CHECK_FALSE(HasMeasuredCurve(h100));
+  HardwareSpec p = WithCurve(h100, {{1'000'000, 10}, {100'000'000, 20}, {10'000'000'000, 18}});
+  CHECK(HasMeasuredCurve(p));
+  CHECK(StepBandwidthGbps(p, 1000) == 10);             // clamped below
+  CHECK(StepBandwidthGbps(p, 1'000'000) == 10);        // at a point
+  CHECK(StepBandwidthGbps(p, 10'000'000) == doctest::Approx(15));  // log-midpoint of 1e6..1e8
+  CHECK(StepBandwidthGbps(p, 1'000'000'000) == doctest::Approx(19));
+  CHECK(StepBandwidthGbps(p, 50'000'000'000) == 18);   // clamped above
+}
+
+TEST_CASE("decode step of Llama-3.1-8B on an H100, by hand") {
+  ModelCost c = Cost("llama-3.1-8b");
+  HardwareSpec h100 = LoadHardware("h100-sxm");
+  // All 8,030,261,248 bf16 weights but the 128,256 x 4,096 embedding table
+  // (a lookup: a step reads one row per token).
+  CHECK(c.lookup_weight_bytes == 128256ull * 4096 * 2);
+  CHECK(c.dense_weight_bytes == 8'030'261'248ull * 2 - 128256ull * 4096 * 2);
+  CHECK(c.expert_weight_bytes == 0);
+  StepEstimate e = EstimateDecodeStep(c, h100, 4096, 1);
+  CHECK(e.kv_bytes == 536'870'912);  // 4,096 tokens x 131,072 B (bf16, 8 KV heads x 128 x 32 layers x 2)
+  CHECK(e.weight_bytes == c.dense_weight_bytes);
+  const double bw = 3350 * 0.75;
+  CHECK(e.bandwidth_gbps == doctest::Approx(bw));
+  CHECK(e.memory_s == doctest::Approx((15'009'849'344.0 + 536'870'912.0) / (bw * 1e9)));
+  // FLOPs: 2 x active params + 4 x n x layers x q_heads x head_dim.
+  const double active = 8'030'261'248.0 - 128256.0 * 4096;
+  CHECK(c.active_params == doctest::Approx(active));
+  CHECK(e.flops == doctest::Approx(2 * active + 4.0 * 4096 * 32 * 32 * 128));
+  CHECK(e.compute_s == doctest::Approx(e.flops / (h100.PeakFlops("bf16") * 0.6)));
+  CHECK(e.bound == Bound::kBandwidth);
+  CHECK(e.seconds == e.memory_s);
+  // A big enough batch at a short context (128 tokens) is compute-bound, and the turn
+  // is where ComputeBoundBatch says.
+  const uint64_t turn = ComputeBoundBatch(c, h100, 128, 1 << 16);
+  REQUIRE(turn > 1);
+  CHECK(EstimateDecodeStep(c, h100, 128, turn).bound == Bound::kCompute);
+  CHECK(EstimateDecodeStep(c, h100, 128, turn / 2).bound == Bound::kBandwidth);
+  // At 4K tokens the KV bytes per sequence keep every batch bandwidth-bound.
+  CHECK(ComputeBoundBatch(c, h100, 4096, 1 << 16) == 0);
+}
+
+TEST_CASE("prefill: linear plus causal attention FLOPs, with a bandwidth floor") {
+  ModelCost c = Cost("llama-3.1-8b");
+  HardwareSpec h100 = LoadHardware("h100-sxm");
+  StepEstimate p = EstimatePrefill(c, h100, 8192);
+  const double pairs = 8192.0 * 8193 / 2;
+  CHECK(p.flops == doctest::Approx(2 * c.active_params * 8192 + 2.0 * 32 * 32 * 256 * pairs));
+  CHECK(p.bound == Bound::kCompute);
+  CHECK(p.kv_bytes == 8192ull * 131072);
+  // One token: reading the weights once dominates.
+  StepEstimate one = EstimatePrefill(c, h100, 1);
+  CHECK(one.bound == Bound::kBandwidth);
+  CHECK(one.seconds == doctest::Approx(EstimateDecodeStep(c, h100, 1, 1).seconds));
+  // Quadratic: doubling a long prompt more than doubles the FLOPs.
+  CHECK(EstimatePrefill(c, h100, 65536).flops > 2.2 * EstimatePrefill(c, h100, 32768).flops);
+}
+
+TEST_CASE("tensor parallel divides weights, KV and FLOPs per rank") {
+  HardwareSpec h100 = LoadHardware("h100-sxm");
+  ModelCost one = Cost("llama-3.1-70b", 1), four = Cost("llama-3.1-70b", 4);
+  StepEstimate a = EstimateDecodeStep(one, h100, 8192, 8), b = EstimateDecodeStep(four, h100, 8192, 8);
+  CHECK(b.kv_bytes * 4 == a.kv_bytes);
+  CHECK(std::fabs(static_cast<double>(b.weight_bytes) * 4 / static_cast<double>(a.weight_bytes) - 1) < 0.01);
+  CHECK(b.flops * 4 == doctest::Approx(a.flops));
+  CHECK(b.seconds < a.seconds / 3.5);
+}
+
+TEST_CASE("MoE: active parameters for compute, touched experts for memory") {
+  ModelCost c = Cost("mixtral-8x7b");
+  // Mistral AI: 46.7B parameters, 12.9B active per token.
+  CHECK(c.active_params == doctest::Approx(12.9e9).epsilon(0.02));
+  HardwareSpec a100 = LoadHardware("a100-80gb");
+  StepEstimate b1 = EstimateDecodeStep(c, a100, 1024, 1);
+  CHECK(b1.weight_bytes == c.dense_weight_bytes + c.expert_weight_bytes / 4);
+  StepEstimate b64 = EstimateDecodeStep(c, a100, 1024, 64);
+  CHECK(b64.weight_bytes > c.dense_weight_bytes + c.expert_weight_bytes * 99 / 100);
+  // DeepSeek-V3: 37B of 671B active; MLA latent cache, 70,272 B per token.
+  ModelCost ds = Cost("deepseek-v3");
+  CHECK(ds.active_params == doctest::Approx(37e9).epsilon(0.05));
+  CHECK(EstimateDecodeStep(ds, a100, 1000, 1).kv_bytes == 70'272'000);
+}
+
+TEST_CASE("sliding windows cap the KV read and the attention FLOPs") {
+  ModelCost g = Cost("gemma-2-9b");
+  REQUIRE_FALSE(g.windowed.empty());
+  HardwareSpec h100 = LoadHardware("h100-sxm");
+  StepEstimate at8k = EstimateDecodeStep(g, h100, 8192, 1);
+  StepEstimate at4k = EstimateDecodeStep(g, h100, 4096, 1);
+  // Half the layers keep at most 4,096 tokens: from 4K to 8K only the full
+  // half grows.
+  CHECK(at8k.kv_bytes - at4k.kv_bytes == g.kv.SequenceBytes(8192) - g.kv.SequenceBytes(4096));
+  CHECK(at8k.kv_bytes < 2 * at4k.kv_bytes);
+}
+
+TEST_CASE("every bundled model on every GPU: finite, positive, monotone in the batch") {
+  for (const ModelSpec& m : CatalogModels()) {
+    const CacheDtype& d = FindCacheDtype(AutoCacheDtype(m.weight_dtype));
+    CheckKvConfig(m, d, 1);
+    ModelCost c = ComputeModelCost(m, d, FindWeightFormat(m.weight_dtype), 1);
+    CHECK(c.active_params > 0);
+    for (const HardwareSpec& hw : CatalogHardware()) {
+      CAPTURE(m.name);
+      CAPTURE(hw.name);
+      double last_tpot = 0, last_rate = 0;
+      for (uint64_t b = 1; b <= 256; b *= 4) {
+        StepEstimate e = EstimateDecodeStep(c, hw, 2048, b);
+        CHECK(std::isfinite(e.seconds));
+        CHECK(e.seconds > 0);
+        CHECK(e.seconds >= last_tpot);
+        const double rate = static_cast<double>(b) / e.seconds;
+        CHECK(rate >= last_rate * 0.999);
+        last_tpot = e.seconds;
+        last_rate = rate;
+      }
+      StepEstimate p = EstimatePrefill(c, hw, 2048);
+      CHECK(std::isfinite(p.seconds));
+      CHECK(p.seconds > 0);
+    }
+  }
+}
+
+TEST_CASE("kvplan latency: text, json keys, and errors") {
+  auto r = test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c 4K -b 8 --format json");
+  REQUIRE(r.exit_code == 0);
+  for (const char* key : {"\"ttft_ms\"", "\"tpot_ms\"", "\"bound\": \"bandwidth\"",
+                          "\"bandwidth_source\": \"datasheet\"", "\"batches\"",
+                          "\"tokens_per_s_aggregate\"", "\"compute_bound_batch\""}) {
+    CHECK(r.out.find(key) != std::string::npos);
+  }
+  auto text = test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c 256");
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("TTFT") != std::string::npos);
+  CHECK(text.out.find("Decode turns compute-bound at batch") != std::string::npos);
+
+  auto none = test::RunKvplan("latency llama-3.1-8b -c 4K");
+  CHECK(none.exit_code == 2);
+  CHECK(none.err == "kvplan: error: latency: give --gpu NAME or --profile FILE\n");
+  auto nomodel = test::RunKvplan("latency --gpu h100-sxm");
+  CHECK(nomodel.exit_code == 2);
+  CHECK(nomodel.err == "kvplan: error: latency: MODEL is required (or --validate)\n");
+  auto zero = test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm -b 0");
+  CHECK(zero.err == "kvplan: error: --batch: must be at least 1\n");
+}
+
+TEST_CASE("kvplan latency --profile uses the measured curve") {
+  const std::string dir = test::TempDir();
+  const std::string path = test::WriteFile(dir, "cpu.yaml", R"(name: cpu
+memory_bytes: 25769803776
+memory_bandwidth_gbps: 20
+flops:
+  fp32: 1.0e11
+  fp16: 1.0e11
+source: "test"
+measured:
+  device: cpu
+  machine: "test machine"
+  read_ceiling_gbps: 20
+  curve:
+    - {bytes: 1000000, gbps: 8}
+    - {bytes: 100000000000, gbps: 16}
+)");
+  auto r = test::RunKvplan("latency llama-3.1-8b --profile " + path + " -c 1K --format json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\"bandwidth_source\": \"measured\"") != std::string::npos);
+  CHECK(r.out.find("\"bandwidth_efficiency\": 1") != std::string::npos);
+  const std::string plain = test::WriteFile(dir, "plain.yaml", R"(name: plain
+memory_bytes: 1000
+memory_bandwidth_gbps: 20
+source: "test"
+)");
+  auto bad = test::RunKvplan("latency llama-3.1-8b --profile " + plain);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("has no measured: section") != std::string::npos);
+}

@@ -1,0 +1,51 @@
+// The latency model against real decode steps on this CPU, with loose bounds
+// (a factor of 2) so a loaded shared machine cannot make it flaky; the tight
+// figures (10% / 5%) are a benchmark: kvplan latency --validate, docs/perf.md.
+#include <doctest/doctest.h>
+
+#include "demo/decode_validation.h"
+#include "plan/latency.h"
+#include "spec/cache_dtype.h"
+
+using namespace kvplan;
+using namespace kvplan::demo;
+
+TEST_CASE("the synthetic model's spec counts what the step reads") {
+  SyntheticModel m;
+  ModelSpec s = SyntheticModelSpec(m);
+  ModelCost c = ComputeModelCost(s, FindCacheDtype("fp16"), FindWeightFormat("fp16"), 1);
+  const uint64_t qd = 8 * 128, kvd = 2 * 128;
+  const uint64_t matrices = 8 * ((qd + 2 * kvd) * 1024 + 1024 * qd + 3 * 2816 * 1024) + 32000 * 1024;
+  // Every matrix the step multiplies, in fp16, plus the norm vectors.
+  CHECK(c.dense_weight_bytes == 2 * (matrices + 8 * 2 * 1024 + 1024));
+  CHECK(c.lookup_weight_bytes == 2ull * 32000 * 1024);
+  CHECK(c.kv.per_token_bytes == 8 * 2 * kvd * 2);
+}
+
+TEST_CASE("latency model vs a measured decode step, within 2x") {
+  SyntheticModel m;
+  m.layers = 4;
+  m.hidden = 512;
+  m.q_heads = 8;
+  m.kv_heads = 2;
+  m.head_dim = 64;
+  m.intermediate = 1408;
+  m.vocab = 8000;
+  // One thread timed by its CPU clock: a loaded machine's scheduling does
+  // not land in the figures (all-core wall-clock timing is the benchmark's).
+  const TimingMode mode{1};
+  const HardwareSpec hw = MeasureProfileNow({1024, 8192}, mode, {});
+  REQUIRE(hw.measured);
+  REQUIRE(hw.measured->curve.size() == 2);
+  for (const BandwidthPoint& p : hw.measured->curve) CHECK(p.gbps > 0.1);
+  std::vector<ValidationPoint> pts = ValidateDecodeModel(m, {{1024, 1}, {4096, 2}}, hw, 5, mode, {});
+  REQUIRE(pts.size() == 2);
+  for (const ValidationPoint& p : pts) {
+    CAPTURE(p.shape.context);
+    CAPTURE(p.measured_s);
+    CAPTURE(p.predicted_s);
+    CHECK(p.measured_s > 0);
+    CHECK(p.predicted_s / p.measured_s > 0.5);
+    CHECK(p.predicted_s / p.measured_s < 2.0);
+  }
+}
