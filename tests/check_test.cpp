@@ -2,8 +2,13 @@
 // file:line:col), exit codes, the four output formats, the vLLM args parser.
 #include <doctest/doctest.h>
 
+#include <cctype>
+#include <map>
+
 #include "cli_runner.h"
 #include "plan/check.h"
+#include "plan/latency.h"
+#include "plan/weights.h"
 #include "spec/catalog.h"
 #include "spec/deploy_config.h"
 #include "spec/vllm_args.h"
@@ -85,7 +90,7 @@ TEST_CASE("deploy config errors are one line naming file:line:col and the field"
 TEST_CASE("check exit codes: 0 all pass, 1 a failure, 2 invalid input") {
   auto pass = RunKvplan("check " + SourcePath("examples/llama-8b-chat.yaml"));
   CHECK(pass.exit_code == 0);
-  CHECK(pass.out.find("PASS: all 5 checks pass") != std::string::npos);
+  CHECK(pass.out.find("PASS: all 7 checks pass") != std::string::npos);
   auto fail = RunKvplan("check " + SourcePath("examples/llama-70b-long-context.yaml"));
   CHECK(fail.exit_code == 1);
   CHECK(fail.out.find("FAIL  min_concurrency      measured 7 requests of 131,072 tokens, required >= 8") !=
@@ -160,20 +165,120 @@ TEST_CASE("measured figures are the capacity model's, exactly") {
   CHECK(rc.items[1].detail.find("capped by max_num_seqs 4") != std::string::npos);
 }
 
+namespace {
+
+// A strict little XML 1.0 well-formedness check (no DTDs): balanced tags,
+// quoted attributes, only the five predefined entities. Counts elements by
+// name so the test can compare them with the report's totals.
+struct XmlCheck {
+  explicit XmlCheck(const std::string& text) : s(text) {}
+  const std::string& s;
+  size_t i = 0;
+  std::map<std::string, int> count;
+  std::map<std::string, std::string> root_attrs;
+  std::string error;
+
+  bool Fail(const std::string& why) {
+    if (error.empty()) error = why + " at offset " + std::to_string(i);
+    return false;
+  }
+  bool Name(std::string& out) {
+    size_t b = i;
+    while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_' ||
+                            s[i] == '-' || s[i] == '.' || s[i] == ':')) ++i;
+    out = s.substr(b, i - b);
+    return !out.empty() || Fail("expected a name");
+  }
+  bool Text(char stop) {
+    while (i < s.size() && s[i] != stop) {
+      if (s[i] == '<' && stop != '<') return Fail("raw < in attribute");
+      if (s[i] == '&') {
+        size_t e = s.find(';', i);
+        std::string ent = e == std::string::npos ? "" : s.substr(i, e - i + 1);
+        if (ent != "&amp;" && ent != "&lt;" && ent != "&gt;" && ent != "&quot;" && ent != "&apos;") {
+          return Fail("bad entity");
+        }
+        i = e;
+      }
+      ++i;
+    }
+    return true;
+  }
+  void Space() { while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i; }
+  bool Element(bool root) {
+    if (s[i] != '<') return Fail("expected <");
+    ++i;
+    std::string name;
+    if (!Name(name)) return false;
+    ++count[name];
+    for (;;) {
+      Space();
+      if (s.compare(i, 2, "/>") == 0) { i += 2; return true; }
+      if (s[i] == '>') { ++i; break; }
+      std::string attr;
+      if (!Name(attr)) return false;
+      if (s[i] != '=' || s[i + 1] != '"') return Fail("unquoted attribute " + attr);
+      i += 2;
+      size_t b = i;
+      if (!Text('"')) return false;
+      if (root) root_attrs[attr] = s.substr(b, i - b);
+      ++i;
+    }
+    for (;;) {
+      if (!Text('<')) return false;
+      if (i >= s.size()) return Fail("unclosed " + name);
+      if (s.compare(i, 2, "</") == 0) {
+        i += 2;
+        std::string end;
+        if (!Name(end)) return false;
+        if (end != name) return Fail("</" + end + "> closes <" + name + ">");
+        Space();
+        if (s[i] != '>') return Fail("expected >");
+        ++i;
+        return true;
+      }
+      if (!Element(false)) return false;
+    }
+  }
+  bool Document() {
+    if (s.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>", 0) != 0) return Fail("no prolog");
+    i = s.find("?>") + 2;
+    Space();
+    if (!Element(true)) return false;
+    Space();
+    return i == s.size() || Fail("content after the root");
+  }
+};
+
+}  // namespace
+
 TEST_CASE("junit output is well-formed XML with one testcase per check") {
   auto r = RunKvplan("check " + SourcePath("examples") + " --format junit");
   CHECK(r.exit_code == 1);
-  std::string dir = TempDir();
-  WriteFile(dir, "out.xml", r.out);
-  // xmllint is not everywhere; python3's parser is (Debian 12 base has it).
-  int rc = std::system(("python3 -c \"import sys, xml.etree.ElementTree as E; t = E.parse('" + dir +
-                        "/out.xml').getroot(); assert t.tag == 'testsuites'; "
-                        "assert int(t.get('failures')) >= 3; "
-                        "assert sum(1 for _ in t.iter('testcase')) == int(t.get('tests'))\"")
-                           .c_str());
-  CHECK(rc == 0);
+  XmlCheck x(r.out);
+  CHECK_MESSAGE(x.Document(), x.error);
+  CHECK(x.count["testsuites"] == 1);
+  CHECK(x.count["testsuite"] == 5);
+  CHECK(std::to_string(x.count["testcase"]) == x.root_attrs["tests"]);
+  CHECK(std::to_string(x.count["failure"]) == x.root_attrs["failures"]);
+  CHECK(x.count["failure"] == 3);
   CHECK(r.out.find("<failure message=\"measured 7 requests of 131,072 tokens, required &gt;= 8\"") !=
         std::string::npos);
+  // The checker itself rejects what is not XML.
+  std::string broken = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<a><b></a>";
+  XmlCheck y(broken);
+  CHECK(!y.Document());
+  std::string amp = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<a x=\"1 & 2\"/>";
+  XmlCheck z(amp);
+  CHECK(!z.Document());
+  // An invalid config is an <error> testcase, and exits 2.
+  std::string dir = TempDir();
+  WriteFile(dir, "bad.yaml", "model: [\n");
+  auto b = RunKvplan("check bad.yaml --format junit", dir);
+  CHECK(b.exit_code == 2);
+  XmlCheck xb(b.out);
+  CHECK_MESSAGE(xb.Document(), xb.error);
+  CHECK(xb.count["error"] == 1);
 }
 
 TEST_CASE("github annotations carry the file and the requirement's line") {
@@ -258,4 +363,27 @@ TEST_CASE("check --vllm-args runs the same checks as a config file") {
   auto no_gpu = RunKvplan("check --vllm-args 'vllm serve gpt2'");
   CHECK(no_gpu.exit_code == 2);
   CHECK(no_gpu.err == "kvplan: error: --vllm-args needs --gpu (a catalog name or a profile YAML)\n");
+}
+
+TEST_CASE("latency requirements use the latency model's figures") {
+  DeployConfig d = ParseDeployConfig(std::string(kGood) +
+                                         "  latency:\n    batch: 8\n    context: 8K\n"
+                                         "    max_tpot_ms: 1000\n    max_ttft_ms: 0.001\n",
+                                     "d.yaml");
+  ModelSpec m = LoadModel("llama-3.1-8b");
+  HardwareSpec h = LoadHardware("h100-sxm");
+  CheckReport r = RunChecks(m, h, d);
+  REQUIRE(r.items.size() == 4);
+  CHECK(r.items[2].name == "max_tpot_ms");
+  CHECK(r.items[2].pass);
+  CHECK(r.items[2].pos.line == 14);
+  CHECK(r.items[3].name == "max_ttft_ms");
+  CHECK(!r.items[3].pass);
+  CHECK(r.items[3].pos.line == 15);
+  ModelCost cost = ComputeModelCost(m, FindCacheDtype("bf16"), FindWeightFormat("bf16"), 1);
+  StepEstimate e = EstimateDecodeStep(cost, h, 8192, 8);
+  CHECK(r.items[2].measured == fmt::format("{:.2f} ms", e.seconds * 1e3));
+  CHECK(r.items[2].required == "<= 1000 ms at batch 8, context 8,192");
+  StepEstimate p = EstimatePrefill(cost, h, 8192);
+  CHECK(r.items[3].measured == fmt::format("{:.1f} ms", p.seconds * 1e3));
 }

@@ -135,6 +135,16 @@ TEST_CASE("variants: Falcon new decoder, RW names, Qwen sliding windows, no laye
     return s;
   }() + "]}", "g2.json");
   CHECK(PerLayer(g2.spec) == PerLayer(LoadModel("gemma-2-9b")));
+  // DeepSeek-V2-Lite: MLA without query compression (q_lora_rank null).
+  HfImport v2 = ImportHfConfig(R"({"architectures": ["DeepseekV2ForCausalLM"], "first_k_dense_replace": 1,
+      "hidden_size": 2048, "intermediate_size": 10944, "kv_lora_rank": 512,
+      "max_position_embeddings": 163840, "moe_intermediate_size": 1408, "moe_layer_freq": 1,
+      "n_routed_experts": 64, "n_shared_experts": 2, "num_attention_heads": 16,
+      "num_experts_per_tok": 6, "num_hidden_layers": 27, "num_key_value_heads": 16,
+      "q_lora_rank": null, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+      "vocab_size": 102400, "torch_dtype": "bfloat16", "tie_word_embeddings": false})", "v2.json");
+  CHECK(DiffSpecs(LoadModel("deepseek-v2-lite"), v2.spec).empty());
+  CHECK(ComputeKvCost(v2.spec, FindCacheDtype("bf16")).per_token_bytes == 27 * 576 * 2);
   // A pattern no spec can express is refused, not approximated.
   CHECK_THROWS_WITH(ImportHfConfig(R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 64,
       "num_attention_heads": 2, "num_hidden_layers": 5, "sliding_window": 16, "layer_types":
@@ -195,14 +205,14 @@ TEST_CASE("import-hf writes atomically and never overwrites without --force") {
   }
   CHECK(files == 1);
   // The written spec is a MODEL like any other, and so is the config itself.
-  auto a = RunKvplan("size out.yaml -c 1K --format json", dir);
-  auto b = RunKvplan("size " + Fixture("gpt2") + " -c 1K --format json");
-  auto c = RunKvplan("size gpt2 -c 1K --format json");
+  auto a = RunKvplan("size out.yaml -c 1K --kv-cache-dtype fp16 --format json", dir);
+  auto b = RunKvplan("size " + Fixture("gpt2") + " -c 1K --kv-cache-dtype fp16 --format json");
+  auto c = RunKvplan("size gpt2 -c 1K --kv-cache-dtype fp16 --format json");
   CHECK(a.exit_code == 0);
   CHECK(b.exit_code == 0);
-  CHECK(a.out.find("\"bytes_total\": 75497472") != std::string::npos);
-  CHECK(b.out.find("\"bytes_total\": 75497472") != std::string::npos);
-  CHECK(c.out.find("\"bytes_total\": 75497472") != std::string::npos);
+  CHECK(a.out.find("\"bytes_total\": 37748736") != std::string::npos);
+  CHECK(b.out.find("\"bytes_total\": 37748736") != std::string::npos);
+  CHECK(c.out.find("\"bytes_total\": 37748736") != std::string::npos);
 }
 
 TEST_CASE("models --verify reports every differing field, exit 1; agreement exits 0") {

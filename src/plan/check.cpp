@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "plan/latency.h"
+#include "plan/weights.h"
 #include "util/checked.h"
 #include "util/units.h"
 
@@ -115,24 +117,53 @@ void WorkloadItems(const DeployConfig& d, const CapacityResult& cap, bool startu
   }
 }
 
-void LatencyItems(const DeployConfig& d, CheckReport& r) {
+// TPOT and TTFT from the latency model (plan/latency.h) at the stated batch
+// and context, for one tensor-parallel rank of the deployment's engine
+// config: its weight format and cache dtype. Pipeline stages run one after
+// another for a token, so pp does not change the per-token time here.
+void LatencyItems(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfig& d,
+                  const CapacityResult& cap, bool startup_ok, CheckReport& r) {
   const LatencyRequirement& l = *d.requirements.latency;
-  // No latency model is linked into this build (src/plan/latency.h): a CI
-  // gate must not pass what it cannot measure, so these fail, saying why.
-  const std::string why =
-      "not checked: this kvplan build has no latency model (src/plan/latency.h), so it cannot "
-      "predict TPOT/TTFT; remove the requirement or use a build with `kvplan latency`";
+  auto req = [&](double ms) {
+    return fmt::format("<= {:g} ms at batch {}, context {}", ms, l.batch, Count(l.context_tokens));
+  };
+  if (!startup_ok || cap.kv_cache_dtype.empty()) {
+    if (l.max_tpot_ms) {
+      r.items.push_back(Item("max_tpot_ms", false, "n/a", req(*l.max_tpot_ms),
+                             "the engine would not start (see startup)", l.tpot_pos));
+    }
+    if (l.max_ttft_ms) {
+      r.items.push_back(Item("max_ttft_ms", false, "n/a", req(*l.max_ttft_ms),
+                             "the engine would not start (see startup)", l.ttft_pos));
+    }
+    return;
+  }
+  const CacheDtype& dtype = FindCacheDtype(cap.kv_cache_dtype);
+  const WeightFormat format = FindWeightFormat(cap.weight_dtype, cap.config.quant_group_size);
+  const ModelCost cost = ComputeModelCost(m, dtype, format, cap.config.tp);
+  const std::string bw = HasMeasuredCurve(gpu) ? "measured bandwidth curve"
+                                               : fmt::format("datasheet bandwidth x {:g}",
+                                                             kDatasheetBandwidthEfficiency);
   if (l.max_tpot_ms) {
-    r.items.push_back(Item("max_tpot_ms", false, "unknown",
-                           fmt::format("<= {:g} ms at batch {}, context {}", *l.max_tpot_ms,
-                                       l.batch, Count(l.context_tokens)),
-                           why, l.tpot_pos));
+    StepEstimate e = EstimateDecodeStep(cost, gpu, l.context_tokens, l.batch);
+    double ms = e.seconds * 1e3;
+    r.items.push_back(Item(
+        "max_tpot_ms", ms <= *l.max_tpot_ms, fmt::format("{:.2f} ms", ms), req(*l.max_tpot_ms),
+        fmt::format("{}-bound decode step: {} weights + {} KV read per rank at {:.0f} GB/s ({})",
+                    BoundName(e.bound), FormatGiB(e.weight_bytes), FormatGiB(e.kv_bytes),
+                    e.bandwidth_gbps, bw),
+        l.tpot_pos));
   }
   if (l.max_ttft_ms) {
-    r.items.push_back(Item("max_ttft_ms", false, "unknown",
-                           fmt::format("<= {:g} ms at batch {}, context {}", *l.max_ttft_ms,
-                                       l.batch, Count(l.context_tokens)),
-                           why, l.ttft_pos));
+    StepEstimate e = EstimatePrefill(cost, gpu, l.context_tokens);
+    double ms = e.seconds * 1e3;
+    r.items.push_back(Item(
+        "max_ttft_ms", ms <= *l.max_ttft_ms, fmt::format("{:.1f} ms", ms), req(*l.max_ttft_ms),
+        fmt::format("{}-bound prefill of one {}-token prompt: {:.3g} FLOPs per rank at {:.0f} "
+                    "TFLOP/s peak x {:g} (queueing behind other requests not included)",
+                    BoundName(e.bound), Count(l.context_tokens), e.flops, e.peak_flops / 1e12,
+                    kComputeEfficiency),
+        l.ttft_pos));
   }
 }
 
@@ -308,7 +339,7 @@ CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployC
     }
   }
   if (d.workload) WorkloadItems(d, cap, startup_ok, r);
-  if (q.latency) LatencyItems(d, r);
+  if (q.latency) LatencyItems(m, gpu, d, cap, startup_ok, r);
   r.capacity = std::move(cap);
   return r;
 }
