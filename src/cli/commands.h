@@ -9,6 +9,8 @@ void SetupSizeCommand(CLI::App& app, int& exit_code);
 void SetupModelsCommand(CLI::App& app, int& exit_code);
 void SetupCapacityCommand(CLI::App& app, int& exit_code);
 void SetupGpusCommand(CLI::App& app, int& exit_code);
+void SetupImportHfCommand(CLI::App& app, int& exit_code);
+void SetupCheckCommand(CLI::App& app, int& exit_code);
 void SetupBenchCommand(CLI::App& app, int& exit_code);
 void SetupDemoCommand(CLI::App& app, int& exit_code);
 void SetupLatencyCommand(CLI::App& app, int& exit_code);
@@ -21,6 +23,8 @@ inline constexpr CommandSetup kCommands[] = {
     SetupModelsCommand,
     SetupCapacityCommand,
     SetupGpusCommand,
+    SetupImportHfCommand,
+    SetupCheckCommand,
     SetupBenchCommand,
     SetupDemoCommand,
     SetupLatencyCommand,

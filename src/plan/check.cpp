@@ -1,0 +1,347 @@
+#include "plan/check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "plan/latency.h"
+#include "plan/weights.h"
+#include "util/checked.h"
+#include "util/units.h"
+
+namespace kvplan {
+namespace {
+
+std::string Count(uint64_t n) { return WithCommas(n); }
+
+// vLLM's own words for the startup failures it raises
+// (vllm/config/model.py, vllm/v1/core/kv_cache_utils.py), so a reader can
+// match the FAIL with the log they would otherwise see on the GPU.
+std::string EngineReason(const CheckReport& r, const ModelSpec& m, const EngineConfig& c,
+                         const Lint& lint) {
+  if (c.engine != Engine::kVllm) return lint.message;
+  if (lint.code == "kv-config" && c.tp > 0 && m.query_heads % c.tp != 0) {
+    return fmt::format("vLLM: Total number of attention heads ({}) must be divisible by tensor "
+                       "parallel size ({}).",
+                       m.query_heads, c.tp);
+  }
+  if (lint.code == "max-model-len") {
+    return fmt::format("vLLM: User-specified max_model_len ({}) is greater than the derived "
+                       "max_model_len (max_position_embeddings={} in model's config.json).",
+                       c.max_model_len, m.max_context);
+  }
+  if (lint.code == "no-kv-memory" || lint.code == "weights-fit") {
+    return "vLLM: No available memory for the cache blocks. Try increasing "
+           "`gpu_memory_utilization` when initializing the engine. (" + lint.message + ")";
+  }
+  if (lint.code == "dtype-engine") {
+    return fmt::format("vLLM: argument --kv-cache-dtype: invalid choice ({})", lint.message);
+  }
+  (void)r;
+  return lint.message;
+}
+
+// The flag a startup failure is about, for the annotation's line.
+std::string FlagOf(const std::string& code) {
+  if (code == "kv-config" || code == "gpus" || code == "kv-replicated") return "tp";
+  if (code == "dtype-engine") return "kv_cache_dtype";
+  if (code == "max-model-len" || code == "max-model-len-fits" || code == "kv-fits") {
+    return "max_model_len";
+  }
+  if (code == "memory-fraction" || code == "no-kv-memory" || code == "weights-fit") {
+    return "memory_fraction";
+  }
+  if (code == "pp-layers") return "pp";
+  return "";
+}
+
+CheckItem Item(std::string name, bool pass, std::string measured, std::string required,
+               std::string detail, SourcePos pos) {
+  return {std::move(name), pass, std::move(measured), std::move(required), std::move(detail),
+          std::move(pos)};
+}
+
+std::string Pct(double v) { return fmt::format("{:.1f}%", v); }
+
+bool DefaultPrefixCaching(Engine e) { return e != Engine::kLlamaCpp; }
+
+void WorkloadItems(const DeployConfig& d, const CapacityResult& cap, bool startup_ok,
+                   CheckReport& r) {
+  const Workload& w = *d.workload;
+  const EngineConfig& c = cap.config;
+  uint64_t longest = 0;
+  for (const RequestClass& rc : w.requests) longest = std::max(longest, rc.tokens);
+  if (longest > c.max_model_len) {
+    r.items.push_back(Item("workload_fits_max_model_len", false, Count(longest) + " tokens",
+                           "<= " + Count(c.max_model_len),
+                           "the engine rejects requests longer than max_model_len", w.pos));
+  }
+  auto it = d.requirements.pos.find("min_workload_concurrency");
+  if (!startup_ok || cap.block_size == 0) {
+    if (it != d.requirements.pos.end()) {
+      r.items.push_back(Item("min_workload_concurrency", false, "n/a",
+                             ">= " + Count(*d.requirements.min_workload_concurrency),
+                             "the engine would not start (see startup)", it->second));
+    }
+    return;
+  }
+  bool caching = d.args.prefix_caching.value_or(DefaultPrefixCaching(c.engine));
+  // Only whole blocks of the shared prefix are shared (vLLM hashes full blocks).
+  uint64_t shared = caching ? w.shared_prefix_tokens / cap.block_size : 0;
+  double mean_blocks = 0;
+  for (const RequestClass& rc : w.requests) {
+    uint64_t blocks = cap.BlocksForRequest(std::min(rc.tokens, c.max_model_len));
+    mean_blocks += rc.share * static_cast<double>(blocks - std::min(blocks, shared));
+  }
+  double per_replica = 0;
+  if (mean_blocks > 0 && cap.num_blocks > shared) {
+    per_replica = static_cast<double>(cap.num_blocks - shared) / mean_blocks;
+  }
+  double limit = static_cast<double>(c.max_num_seqs);
+  double conc = std::min(per_replica, limit) * static_cast<double>(cap.replicas);
+  std::string detail = fmt::format(
+      "{} free blocks / {:.1f} blocks per average request{}{}", Count(cap.num_blocks - std::min(cap.num_blocks, shared)),
+      mean_blocks,
+      shared ? fmt::format(", {} prefix blocks shared once", shared)
+             : (w.shared_prefix_tokens && !caching ? ", prefix caching off: prefix not shared" : ""),
+      per_replica > limit ? fmt::format(", capped by max_num_seqs {}", c.max_num_seqs) : "");
+  if (it == d.requirements.pos.end()) {
+    r.notes.push_back(fmt::format("workload mix: about {:.1f} requests at once ({})", conc, detail));
+  } else {
+    uint64_t want = *d.requirements.min_workload_concurrency;
+    uint64_t got = static_cast<uint64_t>(std::floor(conc));
+    r.items.push_back(Item("min_workload_concurrency", got >= want,
+                           fmt::format("{} requests ({:.2f})", Count(got), conc),
+                           ">= " + Count(want), detail, it->second));
+  }
+}
+
+// TPOT and TTFT from the latency model (plan/latency.h) at the stated batch
+// and context, for one tensor-parallel rank of the deployment's engine
+// config: its weight format and cache dtype. Pipeline stages run one after
+// another for a token, so pp does not change the per-token time here.
+void LatencyItems(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfig& d,
+                  const CapacityResult& cap, bool startup_ok, CheckReport& r) {
+  const LatencyRequirement& l = *d.requirements.latency;
+  auto req = [&](double ms) {
+    return fmt::format("<= {:g} ms at batch {}, context {}", ms, l.batch, Count(l.context_tokens));
+  };
+  if (!startup_ok || cap.kv_cache_dtype.empty()) {
+    if (l.max_tpot_ms) {
+      r.items.push_back(Item("max_tpot_ms", false, "n/a", req(*l.max_tpot_ms),
+                             "the engine would not start (see startup)", l.tpot_pos));
+    }
+    if (l.max_ttft_ms) {
+      r.items.push_back(Item("max_ttft_ms", false, "n/a", req(*l.max_ttft_ms),
+                             "the engine would not start (see startup)", l.ttft_pos));
+    }
+    return;
+  }
+  const CacheDtype& dtype = FindCacheDtype(cap.kv_cache_dtype);
+  const WeightFormat format = FindWeightFormat(cap.weight_dtype, cap.config.quant_group_size);
+  const ModelCost cost = ComputeModelCost(m, dtype, format, cap.config.tp);
+  const std::string bw = HasMeasuredCurve(gpu) ? "measured bandwidth curve"
+                                               : fmt::format("datasheet bandwidth x {:g}",
+                                                             kDatasheetBandwidthEfficiency);
+  if (l.max_tpot_ms) {
+    StepEstimate e = EstimateDecodeStep(cost, gpu, l.context_tokens, l.batch);
+    double ms = e.seconds * 1e3;
+    r.items.push_back(Item(
+        "max_tpot_ms", ms <= *l.max_tpot_ms, fmt::format("{:.2f} ms", ms), req(*l.max_tpot_ms),
+        fmt::format("{}-bound decode step: {} weights + {} KV read per rank at {:.0f} GB/s ({})",
+                    BoundName(e.bound), FormatGiB(e.weight_bytes), FormatGiB(e.kv_bytes),
+                    e.bandwidth_gbps, bw),
+        l.tpot_pos));
+  }
+  if (l.max_ttft_ms) {
+    StepEstimate e = EstimatePrefill(cost, gpu, l.context_tokens);
+    double ms = e.seconds * 1e3;
+    r.items.push_back(Item(
+        "max_ttft_ms", ms <= *l.max_ttft_ms, fmt::format("{:.1f} ms", ms), req(*l.max_ttft_ms),
+        fmt::format("{}-bound prefill of one {}-token prompt: {:.3g} FLOPs per rank at {:.0f} "
+                    "TFLOP/s peak x {:g} (queueing behind other requests not included)",
+                    BoundName(e.bound), Count(l.context_tokens), e.flops, e.peak_flops / 1e12,
+                    kComputeEfficiency),
+        l.ttft_pos));
+  }
+}
+
+}  // namespace
+
+bool CheckReport::Pass() const { return Failures() == 0; }
+
+size_t CheckReport::Failures() const {
+  return static_cast<size_t>(
+      std::count_if(items.begin(), items.end(), [](const CheckItem& i) { return !i.pass; }));
+}
+
+EngineConfig ToEngineConfig(const DeployConfig& d) {
+  EngineConfig c;
+  c.engine = ParseEngine(d.engine);
+  const EngineArgs& a = d.args;
+  c.memory_fraction = a.memory_fraction.value_or(0);
+  c.max_model_len = a.max_model_len.value_or(0);
+  c.max_num_seqs = a.max_num_seqs.value_or(0);
+  c.max_num_batched_tokens = a.max_num_batched_tokens.value_or(0);
+  c.block_size = a.block_size.value_or(0);
+  c.kv_cache_dtype = a.kv_cache_dtype.value_or("auto");
+  if (a.weight_dtype) c.weight_dtype = *a.weight_dtype == "auto" ? "" : *a.weight_dtype;
+  c.tp = a.tp.value_or(1);
+  c.pp = a.pp.value_or(1);
+  c.dp = a.dp.value_or(1);
+  c.nodes = 1;
+  c.gpus_per_node = d.gpu_count != 0 ? d.gpu_count : c.tp * c.pp * c.dp;
+  c.kv_cache_memory_bytes = a.kv_cache_memory_bytes.value_or(0);
+  c.max_total_tokens = a.max_total_tokens.value_or(0);
+  c.max_gpu_total_bytes = a.max_gpu_total_bytes.value_or(0);
+  c.enforce_eager = a.enforce_eager.value_or(false);
+  c.enable_prefix_caching = a.prefix_caching.value_or(DefaultPrefixCaching(c.engine));
+  if (c.engine == Engine::kLlamaCpp) {
+    c.n_parallel = a.max_num_seqs.value_or(1);
+    c.n_ctx = a.n_ctx.value_or(0);
+    c.n_ubatch = a.max_num_batched_tokens.value_or(0);
+    c.swa_full = a.swa_full.value_or(false);
+    c.max_model_len = 0;
+    c.max_num_seqs = 0;
+    c.max_num_batched_tokens = 0;
+  }
+  return c;
+}
+
+CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfig& d) {
+  CheckReport r;
+  r.file = d.file;
+  r.name = d.name;
+  r.notes = d.notes;
+  EngineConfig config = ToEngineConfig(d);
+  CapacityResult cap = ComputeCapacity(m, gpu, config);
+  const EngineConfig& c = cap.config;
+  r.summary = fmt::format("{} on {} x {}, {} tp {}{}{}, max_model_len {}, {} cache", m.name,
+                          c.gpus_per_node, gpu.name, cap.engine_name, c.tp,
+                          c.pp > 1 ? fmt::format(" pp {}", c.pp) : "",
+                          c.dp > 1 ? fmt::format(" dp {}", c.dp) : "", Count(c.max_model_len),
+                          cap.kv_cache_dtype.empty() ? c.kv_cache_dtype : cap.kv_cache_dtype);
+  if (d.gpu_count > c.tp * c.pp * c.dp) {
+    r.notes.push_back(fmt::format("{} GPUs given but tp x pp x dp uses {}", d.gpu_count,
+                                  c.tp * c.pp * c.dp));
+  }
+
+  // Startup: what the engine itself would refuse.
+  bool startup_ok = true;
+  for (const Lint& lint : cap.lints) {
+    bool fatal = lint.severity == Severity::kError;
+    // A max_model_len request that does not fit stops vLLM and llama.cpp at startup.
+    if (!fatal && (lint.code == "max-model-len-fits" || lint.code == "kv-fits")) {
+      fatal = c.engine == Engine::kVllm || c.engine == Engine::kLlamaCpp;
+      if (fatal && c.engine == Engine::kVllm) {
+        r.items.push_back(Item(
+            "startup", false, fmt::format("{} tokens fit in one request", Count(cap.largest_max_model_len)),
+            fmt::format("max_model_len {} fits", Count(c.max_model_len)),
+            fmt::format("vLLM: To serve at least one request with the models's max seq len ({}), "
+                        "({} KV cache is needed, which is larger than the available KV cache "
+                        "memory ({}). Based on the available memory, the estimated maximum model "
+                        "length is {}. Try increasing `gpu_memory_utilization` or decreasing "
+                        "`max_model_len` when initializing the engine.",
+                        c.max_model_len, FormatGiB(cap.request_bytes),
+                        FormatGiB(cap.kv_budget_bytes), cap.largest_max_model_len),
+            d.args.PosOf("max_model_len", d.engine_pos)));
+        startup_ok = false;
+        continue;
+      }
+    }
+    if (!fatal) {
+      if (lint.code == "max-model-len-fits") {
+        r.items.push_back(Item("max_model_len_fits", false,
+                               Count(cap.largest_max_model_len) + " tokens",
+                               ">= " + Count(c.max_model_len), lint.message,
+                               d.args.PosOf("max_model_len", d.engine_pos)));
+      } else {
+        r.notes.push_back(cap.engine_name + ": " + lint.message);
+      }
+      continue;
+    }
+    startup_ok = false;
+    std::string flag = FlagOf(lint.code);
+    SourcePos pos = flag == "tp" && lint.code == "gpus" && d.gpu_count ? d.count_pos
+                    : flag.empty() ? d.engine_pos
+                                   : d.args.PosOf(flag, d.engine_pos);
+    r.items.push_back(Item("startup", false, "fails (" + lint.code + ")", "starts",
+                           EngineReason(r, m, c, lint), pos));
+  }
+  if (startup_ok) {
+    r.items.insert(r.items.begin(),
+                   Item("startup", true, "starts", "starts",
+                        fmt::format("{} KV blocks of {} tokens ({} tokens, {} per GPU)",
+                                    Count(cap.num_blocks), cap.block_size, Count(cap.max_tokens),
+                                    FormatGiB(cap.kv_used_bytes)),
+                        d.engine_pos));
+  }
+
+  const Requirements& q = d.requirements;
+  auto at = [&](const char* key) {
+    auto it = q.pos.find(key);
+    return it == q.pos.end() ? d.pos : it->second;
+  };
+  const std::string dead = "the engine would not start (see startup)";
+  if (q.min_concurrency) {
+    uint64_t want = *q.min_concurrency;
+    if (!startup_ok) {
+      r.items.push_back(Item("min_concurrency", false, "n/a", ">= " + Count(want), dead,
+                             at("min_concurrency")));
+    } else {
+      uint64_t by_cache = cap.cluster_max_requests;
+      uint64_t by_seqs = CheckedMul(c.max_num_seqs, cap.replicas);
+      uint64_t got = std::min(by_cache, by_seqs);
+      std::string detail = fmt::format(
+          "{} blocks / {} blocks per {}-token request = {:.2f}x{}", Count(cap.num_blocks),
+          Count(cap.blocks_per_request), Count(c.max_model_len), cap.max_concurrency,
+          cap.replicas > 1 ? fmt::format(" per replica, x {} replicas", cap.replicas) : "");
+      if (by_seqs < by_cache) {
+        detail += fmt::format("; capped by {} {}", d.args.NameOf("max_num_seqs"), c.max_num_seqs);
+      }
+      r.items.push_back(Item("min_concurrency", got >= want,
+                             fmt::format("{} requests of {} tokens", Count(got),
+                                         Count(c.max_model_len)),
+                             ">= " + Count(want), detail, at("min_concurrency")));
+    }
+  }
+  if (q.min_tokens_in_cache) {
+    uint64_t want = *q.min_tokens_in_cache;
+    if (!startup_ok) {
+      r.items.push_back(Item("min_tokens_in_cache", false, "n/a", ">= " + Count(want), dead,
+                             at("min_tokens_in_cache")));
+    } else {
+      r.items.push_back(Item(
+          "min_tokens_in_cache", cap.cluster_max_tokens >= want,
+          Count(cap.cluster_max_tokens) + " tokens", ">= " + Count(want),
+          fmt::format("{} blocks x {} tokens{}", Count(cap.num_blocks), cap.block_size,
+                      cap.replicas > 1 ? fmt::format(" x {} replicas", cap.replicas) : ""),
+          at("min_tokens_in_cache")));
+    }
+  }
+  if (q.min_headroom_percent) {
+    double want = *q.min_headroom_percent;
+    if (!startup_ok || cap.num_blocks == 0) {
+      r.items.push_back(Item("min_headroom_percent", false, "n/a", ">= " + Pct(want), dead,
+                             at("min_headroom_percent")));
+    } else {
+      uint64_t per_replica = CeilDiv(*q.min_concurrency, cap.replicas);
+      uint64_t need = CheckedMul(per_replica, cap.blocks_per_request);
+      double spare = 100.0 * (static_cast<double>(cap.num_blocks) - static_cast<double>(need)) /
+                     static_cast<double>(cap.num_blocks);
+      r.items.push_back(Item(
+          "min_headroom_percent", spare >= want, Pct(spare) + " of the cache spare",
+          ">= " + Pct(want),
+          fmt::format("{} requests of {} tokens hold {} of {} blocks", Count(per_replica),
+                      Count(c.max_model_len), Count(need), Count(cap.num_blocks)),
+          at("min_headroom_percent")));
+    }
+  }
+  if (d.workload) WorkloadItems(d, cap, startup_ok, r);
+  if (q.latency) LatencyItems(m, gpu, d, cap, startup_ok, r);
+  r.capacity = std::move(cap);
+  return r;
+}
+
+}  // namespace kvplan

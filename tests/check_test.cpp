@@ -1,0 +1,389 @@
+// kvplan check: deploy-config errors (exact one-line messages with
+// file:line:col), exit codes, the four output formats, the vLLM args parser.
+#include <doctest/doctest.h>
+
+#include <cctype>
+#include <map>
+
+#include "cli_runner.h"
+#include "plan/check.h"
+#include "plan/latency.h"
+#include "plan/weights.h"
+#include "spec/catalog.h"
+#include "spec/deploy_config.h"
+#include "spec/vllm_args.h"
+
+using namespace kvplan;
+using kvplan::test::RunKvplan;
+using kvplan::test::SourcePath;
+using kvplan::test::TempDir;
+using kvplan::test::WriteFile;
+
+namespace {
+
+const char* kGood = R"(name: t
+model: llama-3.1-8b
+hardware:
+  gpu: h100-sxm
+engine:
+  name: vllm
+  args:
+    max_model_len: 32768
+requirements:
+  min_concurrency: 8
+)";
+
+std::string ErrorOf(const std::string& text) {
+  try {
+    ParseDeployConfig(text, "d.yaml");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  size_t at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  return s.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("deploy config errors are one line naming file:line:col and the field") {
+  CHECK(ErrorOf(kGood) == "(no error)");
+  CHECK(ErrorOf(Replace(kGood, "model: llama-3.1-8b\n", "")) ==
+        "d.yaml:1:1: deployment config: missing required field 'model'");
+  CHECK(ErrorOf(Replace(kGood, "max_model_len: 32768", "max_model_length: 32768")) ==
+        "d.yaml:8:5: max_model_length: unknown field in vllm args (did you mean 'max_model_len'?)");
+  CHECK(ErrorOf(Replace(kGood, "min_concurrency: 8", "min_concurency: 8")) ==
+        "d.yaml:10:3: min_concurency: unknown field in requirements (did you mean "
+        "'min_concurrency'?)");
+  CHECK(ErrorOf(Replace(kGood, "name: t\n", "name: t\nhardwre: {}\n")) ==
+        "d.yaml:2:1: hardwre: unknown field in deployment config (did you mean 'hardware'?)");
+  CHECK(ErrorOf(Replace(kGood, "min_concurrency: 8", "min_concurrency: lots")) ==
+        "d.yaml:10:20: min_concurrency: expected a whole number, got 'lots'");
+  CHECK(ErrorOf(Replace(kGood, "min_concurrency: 8", "min_concurrency: -8")) ==
+        "d.yaml:10:20: min_concurrency: must be positive, got -8");
+  CHECK(ErrorOf(Replace(kGood, "max_model_len: 32768", "max_model_len: -5")) ==
+        "d.yaml:8:20: max_model_len: '-5' is negative");
+  CHECK(ErrorOf(Replace(kGood, "max_model_len: 32768", "max_model_len: [1]")) ==
+        "d.yaml:8:20: max_model_len: expected a text value");
+  CHECK(ErrorOf(Replace(kGood, "max_model_len: 32768", "gpu_memory_utilization: 1.5")) ==
+        "d.yaml:8:29: gpu_memory_utilization: 1.5 is a fraction of memory and must be in (0, 1]");
+  CHECK(ErrorOf(Replace(kGood, "name: vllm", "name: vlm")) ==
+        "d.yaml:6:9: name: unknown engine 'vlm' (known: vllm, sglang, trtllm, llama.cpp) (did "
+        "you mean 'vllm'?)");
+  // SGLang takes its own names; vLLM's are unknown there.
+  CHECK(ErrorOf(Replace(kGood, "name: vllm", "name: sglang")) ==
+        "d.yaml:8:5: max_model_len: unknown field in sglang args");
+  CHECK(ErrorOf(Replace(kGood, "  min_concurrency: 8\n", "")) ==
+        "d.yaml:1:1: deployment config: missing required field 'requirements'");
+  CHECK(ErrorOf(Replace(kGood, "  min_concurrency: 8\n", "  min_headroom_percent: 10\n")) ==
+        "d.yaml:10:25: min_headroom_percent: needs min_concurrency (the load the headroom is "
+        "measured at)");
+  CHECK(ErrorOf(std::string(kGood) + "workload:\n  requests:\n    - tokens: 1K\n      share: 0.5\n") ==
+        "d.yaml:13:5: requests: shares add up to 0.5, not 1");
+  CHECK(ErrorOf("- a\n- b\n") == "d.yaml:1:1: deployment config: expected a map of fields");
+}
+
+TEST_CASE("check exit codes: 0 all pass, 1 a failure, 2 invalid input") {
+  auto pass = RunKvplan("check " + SourcePath("examples/llama-8b-chat.yaml"));
+  CHECK(pass.exit_code == 0);
+  CHECK(pass.out.find("PASS: all 7 checks pass") != std::string::npos);
+  auto fail = RunKvplan("check " + SourcePath("examples/llama-70b-long-context.yaml"));
+  CHECK(fail.exit_code == 1);
+  CHECK(fail.out.find("FAIL  min_concurrency      measured 7 requests of 131,072 tokens, required >= 8") !=
+        std::string::npos);
+  std::string dir = TempDir();
+  WriteFile(dir, "bad.yaml", Replace(kGood, "min_concurrency: 8", "min_concurency: 8"));
+  auto bad = RunKvplan("check bad.yaml", dir);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "kvplan: error: bad.yaml:10:3: min_concurency: unknown field in requirements "
+                   "(did you mean 'min_concurrency'?)\n");
+  // A folder: every file is checked; one invalid file makes the exit 2.
+  WriteFile(dir, "good.yaml", kGood);
+  auto both = RunKvplan("check .", dir);
+  CHECK(both.exit_code == 2);
+  CHECK(both.out.find("./good.yaml: llama-3.1-8b on 1 x h100-sxm") != std::string::npos);
+  // Model and GPU errors point at the config's line.
+  WriteFile(dir, "gpu.yaml", Replace(kGood, "gpu: h100-sxm", "gpu: h100-sxn"));
+  auto gpu = RunKvplan("check gpu.yaml", dir);
+  CHECK(gpu.exit_code == 2);
+  CHECK(gpu.err.rfind("kvplan: error: gpu.yaml:4:8: gpu: unknown GPU 'h100-sxn'", 0) == 0);
+  auto none = RunKvplan("check", dir);
+  CHECK(none.exit_code == 2);
+}
+
+TEST_CASE("startup failures carry the engine's reason and point at the flag") {
+  DeployConfig d = ParseDeployConfig(Replace(kGood, "max_model_len: 32768",
+                                             "max_model_len: 2048\n    tensor_parallel_size: 2"),
+                                     "d.yaml");
+  d.model = "falcon-7b";
+  CheckReport r = RunChecks(LoadModel("falcon-7b"), LoadHardware("h100-sxm"), d);
+  REQUIRE(!r.items.empty());
+  CHECK(r.items[0].name == "startup");
+  CHECK(!r.items[0].pass);
+  CHECK(r.items[0].detail == "vLLM: Total number of attention heads (71) must be divisible by "
+                             "tensor parallel size (2).");
+  CHECK(r.items[0].pos.line == 9);
+  // An unsupported cache dtype.
+  DeployConfig q = ParseDeployConfig(Replace(kGood, "max_model_len: 32768",
+                                             "max_model_len: 32768\n    kv_cache_dtype: q4_0"),
+                                     "d.yaml");
+  CheckReport rq = RunChecks(LoadModel("llama-3.1-8b"), LoadHardware("h100-sxm"), q);
+  CHECK(!rq.Pass());
+  CHECK(rq.items[0].detail.rfind("vLLM: argument --kv-cache-dtype: invalid choice", 0) == 0);
+  CHECK(rq.items[0].pos.line == 9);
+  // max_model_len over what the cache holds: vLLM's own ValueError.
+  DeployConfig big = ParseDeployConfig(
+      Replace(Replace(kGood, "max_model_len: 32768", "max_model_len: 128K"), "gpu: h100-sxm",
+              "gpu: l4"),
+      "d.yaml");
+  CheckReport rb = RunChecks(LoadModel("llama-3.1-8b"), LoadHardware("l4"), big);
+  CHECK(!rb.items[0].pass);
+  CHECK(rb.items[0].detail.find("To serve at least one request with the models's max seq len "
+                                "(131072)") != std::string::npos);
+}
+
+TEST_CASE("measured figures are the capacity model's, exactly") {
+  DeployConfig d = ParseDeployConfig(kGood, "d.yaml");
+  CheckReport r = RunChecks(LoadModel("llama-3.1-8b"), LoadHardware("h100-sxm"), d);
+  REQUIRE(r.items.size() == 2);
+  CHECK(r.items[1].name == "min_concurrency");
+  CHECK(r.items[1].pass == (r.capacity.max_requests >= 8));
+  CHECK(r.items[1].measured ==
+        std::to_string(r.capacity.max_requests) + " requests of 32,768 tokens");
+  CHECK(r.capacity.blocks_per_request == 32768 / 16);
+  // max_num_seqs caps concurrency below what the cache holds.
+  DeployConfig capped =
+      ParseDeployConfig(Replace(kGood, "max_model_len: 32768", "max_model_len: 32768\n    max_num_seqs: 4"),
+                        "d.yaml");
+  CheckReport rc = RunChecks(LoadModel("llama-3.1-8b"), LoadHardware("h100-sxm"), capped);
+  CHECK(!rc.Pass());
+  CHECK(rc.items[1].measured == "4 requests of 32,768 tokens");
+  CHECK(rc.items[1].detail.find("capped by max_num_seqs 4") != std::string::npos);
+}
+
+namespace {
+
+// A strict little XML 1.0 well-formedness check (no DTDs): balanced tags,
+// quoted attributes, only the five predefined entities. Counts elements by
+// name so the test can compare them with the report's totals.
+struct XmlCheck {
+  explicit XmlCheck(const std::string& text) : s(text) {}
+  const std::string& s;
+  size_t i = 0;
+  std::map<std::string, int> count;
+  std::map<std::string, std::string> root_attrs;
+  std::string error;
+
+  bool Fail(const std::string& why) {
+    if (error.empty()) error = why + " at offset " + std::to_string(i);
+    return false;
+  }
+  bool Name(std::string& out) {
+    size_t b = i;
+    while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_' ||
+                            s[i] == '-' || s[i] == '.' || s[i] == ':')) ++i;
+    out = s.substr(b, i - b);
+    return !out.empty() || Fail("expected a name");
+  }
+  bool Text(char stop) {
+    while (i < s.size() && s[i] != stop) {
+      if (s[i] == '<' && stop != '<') return Fail("raw < in attribute");
+      if (s[i] == '&') {
+        size_t e = s.find(';', i);
+        std::string ent = e == std::string::npos ? "" : s.substr(i, e - i + 1);
+        if (ent != "&amp;" && ent != "&lt;" && ent != "&gt;" && ent != "&quot;" && ent != "&apos;") {
+          return Fail("bad entity");
+        }
+        i = e;
+      }
+      ++i;
+    }
+    return true;
+  }
+  void Space() { while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i; }
+  bool Element(bool root) {
+    if (s[i] != '<') return Fail("expected <");
+    ++i;
+    std::string name;
+    if (!Name(name)) return false;
+    ++count[name];
+    for (;;) {
+      Space();
+      if (s.compare(i, 2, "/>") == 0) { i += 2; return true; }
+      if (s[i] == '>') { ++i; break; }
+      std::string attr;
+      if (!Name(attr)) return false;
+      if (s[i] != '=' || s[i + 1] != '"') return Fail("unquoted attribute " + attr);
+      i += 2;
+      size_t b = i;
+      if (!Text('"')) return false;
+      if (root) root_attrs[attr] = s.substr(b, i - b);
+      ++i;
+    }
+    for (;;) {
+      if (!Text('<')) return false;
+      if (i >= s.size()) return Fail("unclosed " + name);
+      if (s.compare(i, 2, "</") == 0) {
+        i += 2;
+        std::string end;
+        if (!Name(end)) return false;
+        if (end != name) return Fail("</" + end + "> closes <" + name + ">");
+        Space();
+        if (s[i] != '>') return Fail("expected >");
+        ++i;
+        return true;
+      }
+      if (!Element(false)) return false;
+    }
+  }
+  bool Document() {
+    if (s.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>", 0) != 0) return Fail("no prolog");
+    i = s.find("?>") + 2;
+    Space();
+    if (!Element(true)) return false;
+    Space();
+    return i == s.size() || Fail("content after the root");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("junit output is well-formed XML with one testcase per check") {
+  auto r = RunKvplan("check " + SourcePath("examples") + " --format junit");
+  CHECK(r.exit_code == 1);
+  XmlCheck x(r.out);
+  CHECK_MESSAGE(x.Document(), x.error);
+  CHECK(x.count["testsuites"] == 1);
+  CHECK(x.count["testsuite"] == 5);
+  CHECK(std::to_string(x.count["testcase"]) == x.root_attrs["tests"]);
+  CHECK(std::to_string(x.count["failure"]) == x.root_attrs["failures"]);
+  CHECK(x.count["failure"] == 3);
+  CHECK(r.out.find("<failure message=\"measured 7 requests of 131,072 tokens, required &gt;= 8\"") !=
+        std::string::npos);
+  // The checker itself rejects what is not XML.
+  std::string broken = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<a><b></a>";
+  XmlCheck y(broken);
+  CHECK(!y.Document());
+  std::string amp = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<a x=\"1 & 2\"/>";
+  XmlCheck z(amp);
+  CHECK(!z.Document());
+  // An invalid config is an <error> testcase, and exits 2.
+  std::string dir = TempDir();
+  WriteFile(dir, "bad.yaml", "model: [\n");
+  auto b = RunKvplan("check bad.yaml --format junit", dir);
+  CHECK(b.exit_code == 2);
+  XmlCheck xb(b.out);
+  CHECK_MESSAGE(xb.Document(), xb.error);
+  CHECK(xb.count["error"] == 1);
+}
+
+TEST_CASE("github annotations carry the file and the requirement's line") {
+  auto r = RunKvplan("check " + SourcePath("examples/llama-70b-long-context.yaml") +
+                     " --format github");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("::error file=" + SourcePath("examples/llama-70b-long-context.yaml") +
+                   ",line=16,col=20,title=kvplan check min_concurrency::measured 7 requests of "
+                   "131,072 tokens, required >= 8") != std::string::npos);
+  // An invalid file becomes an annotation at its error's line.
+  std::string dir = TempDir();
+  WriteFile(dir, "bad.yaml", Replace(kGood, "min_concurrency: 8", "min_concurrency: x"));
+  auto b = RunKvplan("check bad.yaml --format github", dir);
+  CHECK(b.exit_code == 2);
+  CHECK(b.out == "::error file=bad.yaml,line=10,col=20,title=kvplan check%3A invalid "
+                 "config::bad.yaml:10:20: min_concurrency: expected a whole number, got 'x'\n");
+}
+
+TEST_CASE("json output lists every check") {
+  auto r = RunKvplan("check " + SourcePath("examples/llama-8b-chat.yaml") + " --format json");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("\"passed\": 1") != std::string::npos);
+  CHECK(r.out.find("\"name\": \"min_headroom_percent\"") != std::string::npos);
+}
+
+TEST_CASE("shell splitting handles quotes, escapes and continuations") {
+  CHECK(ShellSplit("vllm serve m") == std::vector<std::string>{"vllm", "serve", "m"});
+  CHECK(ShellSplit("  a   'b c'  \"d \\\"e\\\"\" f\\ g ") ==
+        std::vector<std::string>{"a", "b c", "d \"e\"", "f g"});
+  CHECK(ShellSplit("a'b'\"c\"d") == std::vector<std::string>{"abcd"});
+  CHECK(ShellSplit("x \\\n  --y 1") == std::vector<std::string>{"x", "--y", "1"});
+  CHECK(ShellSplit("'it''s'") == std::vector<std::string>{"its"});
+  CHECK(ShellSplit("\"a'b\" 'c\"d'") == std::vector<std::string>{"a'b", "c\"d"});
+  CHECK(ShellSplit("''") == std::vector<std::string>{""});
+  CHECK_THROWS_WITH(ShellSplit("a 'b"), "--vllm-args: unterminated ' quote starting at column 3");
+  CHECK_THROWS_WITH(ShellSplit("a \"b\\\""), "--vllm-args: unterminated \" quote starting at column 3");
+}
+
+TEST_CASE("vLLM command lines: aliases, --flag=value, ignored flags") {
+  DeployConfig d = ParseVllmCommand(
+      "CUDA_VISIBLE_DEVICES=0,1 vllm serve meta-llama/Llama-3.1-8B --max-model-len=32k -tp 2 "
+      "--gpu-memory-utilization 0.85 --port 8000 --enable-prefix-caching --kv_cache_dtype fp8 "
+      "--api-key 'secret key' --max-num-seqs 64 --disable-log-requests");
+  CHECK(d.model == "meta-llama/Llama-3.1-8B");
+  CHECK(*d.args.max_model_len == 32000);
+  CHECK(*d.args.tp == 2);
+  CHECK(*d.args.memory_fraction == doctest::Approx(0.85));
+  CHECK(*d.args.prefix_caching);
+  CHECK(*d.args.kv_cache_dtype == "fp8");
+  CHECK(*d.args.max_num_seqs == 64);
+  REQUIRE(d.notes.size() == 1);
+  CHECK(d.notes[0] == "ignored (no effect on the KV cache): --port 8000, --api-key secret key, "
+                      "--disable-log-requests");
+  DeployConfig py = ParseVllmCommand(
+      "python -m vllm.entrypoints.openai.api_server --model \"/models/my llama\" "
+      "--pipeline-parallel-size 2 --no-enable-prefix-caching");
+  CHECK(py.model == "/models/my llama");
+  CHECK(*py.args.pp == 2);
+  CHECK(!*py.args.prefix_caching);
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --max-model-len lots"),
+                    "--vllm-args: --max-model-len: 'lots' is not a number (expected e.g. 4096, "
+                    "4k = 4000, 4K = 4096)");
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve --port 8000"),
+                    "--vllm-args: no model (expected `vllm serve MODEL ...` or --model)");
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m -tp"), "--vllm-args: -tp needs a value");
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --gpu-memory-utilization 90"),
+                    "--vllm-args: --gpu-memory-utilization: expected a fraction in (0, 1], got '90'");
+}
+
+TEST_CASE("check --vllm-args runs the same checks as a config file") {
+  auto r = RunKvplan("check --vllm-args \"vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768 "
+                     "-tp 2 --port 8000\" --gpu h100-sxm --require-concurrency 8");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("llama-3.1-8b on 2 x h100-sxm, vllm tp 2, max_model_len 32,768") !=
+        std::string::npos);
+  CHECK(r.out.find("note: ignored (no effect on the KV cache): --port 8000") != std::string::npos);
+  auto f = RunKvplan("check --vllm-args 'vllm serve falcon-7b -tp 2' --gpu h100-sxm "
+                     "--require-concurrency 1");
+  CHECK(f.exit_code == 1);
+  CHECK(f.out.find("Total number of attention heads (71) must be divisible by tensor parallel "
+                   "size (2).") != std::string::npos);
+  auto no_gpu = RunKvplan("check --vllm-args 'vllm serve gpt2'");
+  CHECK(no_gpu.exit_code == 2);
+  CHECK(no_gpu.err == "kvplan: error: --vllm-args needs --gpu (a catalog name or a profile YAML)\n");
+}
+
+TEST_CASE("latency requirements use the latency model's figures") {
+  DeployConfig d = ParseDeployConfig(std::string(kGood) +
+                                         "  latency:\n    batch: 8\n    context: 8K\n"
+                                         "    max_tpot_ms: 1000\n    max_ttft_ms: 0.001\n",
+                                     "d.yaml");
+  ModelSpec m = LoadModel("llama-3.1-8b");
+  HardwareSpec h = LoadHardware("h100-sxm");
+  CheckReport r = RunChecks(m, h, d);
+  REQUIRE(r.items.size() == 4);
+  CHECK(r.items[2].name == "max_tpot_ms");
+  CHECK(r.items[2].pass);
+  CHECK(r.items[2].pos.line == 14);
+  CHECK(r.items[3].name == "max_ttft_ms");
+  CHECK(!r.items[3].pass);
+  CHECK(r.items[3].pos.line == 15);
+  ModelCost cost = ComputeModelCost(m, FindCacheDtype("bf16"), FindWeightFormat("bf16"), 1);
+  StepEstimate e = EstimateDecodeStep(cost, h, 8192, 8);
+  CHECK(r.items[2].measured == fmt::format("{:.2f} ms", e.seconds * 1e3));
+  CHECK(r.items[2].required == "<= 1000 ms at batch 8, context 8,192");
+  StepEstimate p = EstimatePrefill(cost, h, 8192);
+  CHECK(r.items[3].measured == fmt::format("{:.1f} ms", p.seconds * 1e3));
+}
