@@ -21,16 +21,16 @@ void SetupPagingCommand(CLI::App& app, int& exit_code);
 inline constexpr CommandSetup kCommands[] = {
     SetupSizeCommand,
     SetupModelsCommand,
-    SetupCapacityCommand,
     SetupGpusCommand,
-    SetupImportHfCommand,
-    SetupCheckCommand,
-    SetupBenchCommand,
-    SetupDemoCommand,
-    SetupLatencyCommand,
+    SetupCapacityCommand,
     SetupTradeoffCommand,
     SetupCompareCommand,
     SetupPagingCommand,
+    SetupLatencyCommand,
+    SetupBenchCommand,
+    SetupDemoCommand,
+    SetupCheckCommand,
+    SetupImportHfCommand,
 };
 
 }  // namespace kvplan
