@@ -2,6 +2,7 @@
 // Exit codes: 0 success, 1 a check failed, 2 bad input or usage.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -10,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "util/error.h"
+#include "util/suggest.h"
 
 namespace {
 
@@ -45,6 +47,14 @@ int main(int argc, char** argv) {
   for (kvplan::CommandSetup setup : kvplan::kCommands) setup(app, exit_code);
   try {
     std::vector<std::string> args = NormalizeArgs(argc, argv);
+    if (args.size() > 1 && !args[1].empty() && args[1][0] != '-') {
+      std::vector<std::string> names;
+      for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+      if (std::find(names.begin(), names.end(), args[1]) == names.end()) {
+        kvplan::Fail("unknown command '{}'{}; `kvplan --help` lists the commands", args[1],
+                     kvplan::DidYouMean(args[1], names));
+      }
+    }
     std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);
     app.parse(reversed);
   } catch (const CLI::Success& e) {

@@ -177,7 +177,7 @@ std::string ExplainSize(const ModelSpec& m, const CacheDtype& dtype, const KvCos
     mistakes += "  - attention-free layers charged per token: their state does not grow with "
                 "the context\n";
   }
-  mistakes += fmt::format("  - GiB vs GB: {} is {}; the two differ by 7.4% at this scale\n",
+  mistakes += fmt::format("  - GiB vs GB: {} is {} (1 GiB = 1.074 GB; 1 MiB = 1.049 MB)\n",
                           FormatGiB(total), FormatGB(total));
   out += "\nMistakes this avoids:\n" + mistakes;
 

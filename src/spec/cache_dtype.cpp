@@ -71,9 +71,10 @@ void ValidateHeadDim(const CacheDtype& dtype, uint64_t d, std::string_view what)
 }
 
 std::string_view AutoCacheDtype(std::string_view weight_dtype) {
-  if (weight_dtype == "fp32") return "fp32";
-  if (weight_dtype == "fp16") return "fp16";
-  return "bf16";  // bf16 and every quantized weight format run bf16 activations
+  // Engines serve fp32 checkpoints in 16 bits (vLLM: float32 -> float16 by
+  // default), and quantized weights run bf16 activations, so the cache is 2 bytes.
+  if (weight_dtype == "fp32" || weight_dtype == "fp16") return "fp16";
+  return "bf16";
 }
 
 }  // namespace kvplan

@@ -252,9 +252,22 @@ YAML::Node MapReader::Value(std::string_view key) {
   return YAML::Node(YAML::NodeType::Undefined);
 }
 
+void MapReader::FailMissing(std::string_view key) const {
+  // A missing field is most often a typo of it: point at the typo instead.
+  for (const auto& it : node_) {
+    const std::string& other = it.first.Scalar();
+    if (asked_.count(other) != 0 || other == key) continue;
+    if (!ClosestNames(other, {std::string(key)}, 1).empty()) {
+      Fail("{}{}: unknown field in {} (did you mean '{}'?)", PosOf(it.first, file_).Prefix(),
+           other, what_, key);
+    }
+  }
+  Fail("{}{}: missing required field '{}'", pos_.Prefix(), what_, key);
+}
+
 std::string MapReader::Str(std::string_view key) {
   std::optional<std::string> v = OptStr(key);
-  if (!v) Fail("{}{}: missing required field '{}'", pos_.Prefix(), what_, key);
+  if (!v) FailMissing(key);
   return *v;
 }
 
@@ -268,7 +281,7 @@ std::optional<std::string> MapReader::OptStr(std::string_view key) {
 
 uint64_t MapReader::U64(std::string_view key, bool allow_zero) {
   std::optional<uint64_t> v = OptU64(key, allow_zero);
-  if (!v) Fail("{}{}: missing required field '{}'", pos_.Prefix(), what_, key);
+  if (!v) FailMissing(key);
   return *v;
 }
 
@@ -280,7 +293,7 @@ std::optional<uint64_t> MapReader::OptU64(std::string_view key, bool allow_zero)
 
 double MapReader::Num(std::string_view key, bool allow_zero) {
   std::optional<double> v = OptNum(key, allow_zero);
-  if (!v) Fail("{}{}: missing required field '{}'", pos_.Prefix(), what_, key);
+  if (!v) FailMissing(key);
   return *v;
 }
 
@@ -292,7 +305,7 @@ std::optional<double> MapReader::OptNum(std::string_view key, bool allow_zero) {
 
 bool MapReader::Bool(std::string_view key) {
   std::optional<bool> v = OptBool(key);
-  if (!v) Fail("{}{}: missing required field '{}'", pos_.Prefix(), what_, key);
+  if (!v) FailMissing(key);
   return *v;
 }
 
@@ -309,7 +322,7 @@ std::optional<bool> MapReader::OptBool(std::string_view key) {
 
 YAML::Node MapReader::Child(std::string_view key) {
   YAML::Node v = Value(key);
-  if (IsAbsent(v)) Fail("{}{}: missing required field '{}'", pos_.Prefix(), what_, key);
+  if (IsAbsent(v)) FailMissing(key);
   return v;
 }
 

@@ -71,6 +71,7 @@ class MapReader {
 
  private:
   YAML::Node Value(std::string_view key);
+  [[noreturn]] void FailMissing(std::string_view key) const;
   [[noreturn]] void FailAt(std::string_view key, const std::string& message) const;
 
   YAML::Node node_;

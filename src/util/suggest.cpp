@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 namespace kvplan {
 namespace {
@@ -31,19 +32,24 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 std::vector<std::string> ClosestNames(std::string_view name,
                                       const std::vector<std::string>& candidates, size_t n) {
   std::string key = Lower(name);
-  std::vector<std::pair<size_t, std::string>> scored;
+  std::vector<std::tuple<size_t, size_t, std::string>> scored;  // (-prefix, distance, name)
   for (const std::string& c : candidates) {
     std::string lc = Lower(c);
     size_t d = EditDistance(key, lc);
     bool substring = key.size() >= 3 && lc.find(key) != std::string::npos;
+    size_t prefix = 0;
+    while (prefix < key.size() && prefix < lc.size() && key[prefix] == lc[prefix]) ++prefix;
     size_t limit = std::max<size_t>(2, key.size() / 3);
     if (substring) d = std::min<size_t>(d, 1);
-    if (d <= limit) scored.emplace_back(d, c);
+    // A long shared prefix ("llama-3.2" vs "llama-3.1-8b") is a near miss too.
+    bool shared_prefix = prefix >= 6 || (prefix >= 4 && prefix * 2 >= key.size());
+    if (d <= limit || shared_prefix) {
+      scored.emplace_back(prefix >= 4 ? 1000 - prefix : 1000, d, c);
+    }
   }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(scored.begin(), scored.end());
   std::vector<std::string> out;
-  for (size_t i = 0; i < scored.size() && i < n; ++i) out.push_back(scored[i].second);
+  for (size_t i = 0; i < scored.size() && i < n; ++i) out.push_back(std::get<2>(scored[i]));
   return out;
 }
 

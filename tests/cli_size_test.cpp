@@ -1,0 +1,149 @@
+// Golden outputs and exact error text of `kvplan size` and `kvplan models`,
+// run through the real executable. Regenerate goldens after an intended
+// change with: KVPLAN_UPDATE_GOLDEN=1 ./build/release/tests/kvplan_tests
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "cli_runner.h"
+
+using namespace kvplan::test;
+
+namespace {
+
+void CheckGolden(const std::string& name, const std::string& args) {
+  CAPTURE(args);
+  CliResult r = RunKvplan(args);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err == "");
+  std::string path = SourcePath("tests/golden/" + name);
+  if (std::getenv("KVPLAN_UPDATE_GOLDEN") != nullptr) {
+    WriteFile(SourcePath("tests/golden"), name, r.out);
+    return;
+  }
+  REQUIRE_MESSAGE(std::filesystem::exists(path), "missing golden file " << path);
+  CHECK(r.out == ReadFile(path));
+}
+
+void CheckError(const std::string& args, const std::string& expected_line) {
+  CAPTURE(args);
+  CliResult r = RunKvplan(args);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out == "");
+  CHECK(LineCount(r.err) == 1);
+  CHECK(r.err == expected_line + "\n");
+}
+
+}  // namespace
+
+TEST_CASE("size: golden outputs") {
+  CheckGolden("size-llama-3.1-70b-4K.txt", "size llama-3.1-70b -c 4K");
+  CheckGolden("size-llama-3.1-70b-4K-explain.txt", "size llama-3.1-70b -c 4K --explain");
+  CheckGolden("size-llama-3.1-70b-4K.json", "size llama-3.1-70b -c 4K --format json");
+  CheckGolden("size-llama-3.1-8b-4k.csv", "size llama-3.1-8b -c 4k --format csv");
+  CheckGolden("size-gemma-3-27b-32K-explain.txt", "size gemma-3-27b -c 32K -b 2 --explain");
+  CheckGolden("size-jamba-256K-tp2.txt", "size jamba-v0.1 -c 256K -tp 2");
+  CheckGolden("size-deepseek-v3-fp8-explain.txt",
+              "size deepseek-v3 -c 128K --kv-cache-dtype fp8_ds_mla --explain");
+  CheckGolden("size-llama-2-7b-q8_0-explain.txt", "size llama-2-7b -c 4096 --kv-cache-dtype q8_0 --explain");
+  CheckGolden("models.txt", "models");
+  CheckGolden("models-deepseek-v3.txt", "models deepseek-v3");
+}
+
+TEST_CASE("size: the published figures through the CLI") {
+  CliResult r = RunKvplan("size llama-2-7b -c 4096 --kv-cache-dtype fp16 --format json");
+  CHECK(r.out.find("\"bytes_per_sequence\": 2147483648,") != std::string::npos);
+  r = RunKvplan("size llama-3-70b -c 4K --kv-cache-dtype fp16 --format json");
+  CHECK(r.out.find("\"bytes_total\": 1342177280,") != std::string::npos);
+  r = RunKvplan("size deepseek-v3 -c 1 --format json");
+  CHECK(r.out.find("\"bytes_per_token\": 70272,") != std::string::npos);
+  // The HF repo id works as a model name, and a path beats a name.
+  r = RunKvplan("size meta-llama/Llama-3.1-8B -c 8K --format csv");
+  CHECK(r.exit_code == 0);
+  r = RunKvplan("size '" + SourcePath("models/gpt2.yaml") + "' -c 1K --format json");
+  CHECK(r.out.find("\"model\": \"gpt2\"") != std::string::npos);
+  // The resolved token count is printed: 4k = 4000, 4K = 4096.
+  CHECK(RunKvplan("size gpt2 -c 4k").out.find("context 4,000 tokens") != std::string::npos);
+  CHECK(RunKvplan("size gpt2 -c 4K").out.find("context 4,096 (4K) tokens") != std::string::npos);
+}
+
+TEST_CASE("size: bad input exits 2 with one line") {
+  CheckError("size llama-3.2",
+             "kvplan: error: unknown model 'llama-3.2' (did you mean 'llama-3.1-8b', "
+             "'llama-3.1-70b', 'llama-3.1-405b'?); `kvplan models` lists the catalog");
+  CheckError("size gpt2 --kv-cache-dtype q9",
+             "kvplan: error: unknown cache dtype 'q9' (known: fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, "
+             "int8, int8_pth, fp8_pth, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1, nvfp4, fp8_ds_mla)");
+  CheckError("size llama-3.1-405b -c 1M -b 99999999999",
+             "kvplan: error: overflow: total cache bytes (per sequence x batch) = 541165879296 x "
+             "99999999999 does not fit in 64 bits");
+  CheckError("size gpt2 -c -5", "kvplan: error: --context: '-5' is negative");
+  CheckError("size gpt2 -c 4q",
+             "kvplan: error: --context: '4q' has an unknown suffix 'q' (use k/m/g = 1000s, K/M/G = "
+             "1024s)");
+  CheckError("size gpt2 -b 0", "kvplan: error: --batch: must be at least 1");
+  CheckError("size llama-3.1-8b -tp 3",
+             "kvplan: error: tensor parallel size 3 does not divide the 32 query heads of "
+             "llama-3.1-8b");
+  CheckError("size deepseek-v3 --kv-cache-dtype q4_0 -c 1K --tp 5",
+             "kvplan: error: tensor parallel size 5 does not divide the 128 query heads of "
+             "deepseek-v3");
+  CheckError("size llama-3.1-8b --kv-cache-dtype fp8_ds_mla",
+             "kvplan: error: cache dtype fp8_ds_mla needs an MLA model with kv_lora_rank 512 and "
+             "qk_rope_head_dim 64 (llama-3.1-8b is not one)");
+  CheckError("size missing.yaml", "kvplan: error: missing.yaml: cannot open file: No such file or directory");
+  CheckError("size", "kvplan: error: model is required (see kvplan --help)");
+  CheckError("size gpt2 --format xml",
+             "kvplan: error: --format: xml not in {text,json,csv} (see kvplan --help)");
+  CheckError("frobnicate",
+             "kvplan: error: unknown command 'frobnicate'; `kvplan --help` lists the commands");
+  CheckError("sise gpt2",
+             "kvplan: error: unknown command 'sise' (did you mean 'size'?); `kvplan --help` lists "
+             "the commands");
+}
+
+TEST_CASE("size: bad spec files name file:line:col and field") {
+  std::string dir = TempDir();
+  std::string good = ReadFile(SourcePath("models/llama-3.1-8b.yaml"));
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    size_t at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    t.replace(at, from.size(), to);
+    return t;
+  };
+  WriteFile(dir, "bad-kv.yaml", replaced("kv_heads: 8", "kv_heads: 12"));
+  CliResult r = RunKvplan("size bad-kv.yaml", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("bad-kv.yaml:") == std::string("kvplan: error: ").size());
+  CHECK(r.err.find(": kv_heads: 12 does not divide query_heads 32\n") != std::string::npos);
+  CHECK(LineCount(r.err) == 1);
+
+  WriteFile(dir, "malformed.yaml", "name: x\nlayers: [1, 2\n");
+  r = RunKvplan("size malformed.yaml", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind("kvplan: error: malformed.yaml:3:1: malformed YAML: ", 0) == 0);
+
+  WriteFile(dir, "missing.yaml", replaced("layers: 32", ""));
+  r = RunKvplan("size missing.yaml", dir);
+  CHECK(r.err == "kvplan: error: missing.yaml:5:1: model spec: missing required field 'layers'\n");
+
+  WriteFile(dir, "zero.yaml", replaced("head_dim: 128", "head_dim: 0"));
+  r = RunKvplan("size zero.yaml", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(": head_dim: must be positive, got 0\n") != std::string::npos);
+
+  WriteFile(dir, "negative.yaml", replaced("max_context: 131072", "max_context: -1"));
+  r = RunKvplan("size negative.yaml", dir);
+  CHECK(r.err.find(": max_context: must be positive, got -1\n") != std::string::npos);
+}
+
+TEST_CASE("help carries examples") {
+  CliResult r = RunKvplan("--help");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("Examples:") != std::string::npos);
+  r = RunKvplan("size --help");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("kvplan size llama-3.1-70b -c 4K --explain") != std::string::npos);
+}
