@@ -1,0 +1,439 @@
+#include "spec/request_mix_reader.h"
+
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "util/error.h"
+#include "util/suggest.h"
+
+namespace kvplan {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  if (s.size() < suffix.size()) return false;
+  for (size_t i = 0; i < suffix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A token count field: digits only. Says why anything else is wrong.
+uint64_t ParseCount(std::string_view text, const SourcePos& pos, std::string_view field) {
+  std::string_view t = Trim(text);
+  auto fail = [&](std::string_view why) {
+    Fail("{}{}: {} (expected a whole number of tokens >= 0)", pos.Prefix(), field, why);
+  };
+  if (t.empty()) fail("empty value");
+  if (t.front() == '-') fail(fmt::format("'{}' is negative", t));
+  uint64_t v = 0;
+  for (char c : t) {
+    if (c < '0' || c > '9') {
+      bool numeric = t.find_first_not_of("0123456789.eE+") == std::string_view::npos;
+      fail(numeric ? fmt::format("'{}' is not an integer", t) : fmt::format("'{}' is not a number", t));
+    }
+    if (v > RequestMixLimits::kMaxTokens) break;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (v > RequestMixLimits::kMaxTokens) {
+    fail(fmt::format("'{}' is larger than {} tokens", t, RequestMixLimits::kMaxTokens));
+  }
+  return v;
+}
+
+void CheckRequest(const Request& r, const SourcePos& pos) {
+  if (r.prompt_tokens == 0) Fail("{}prompt_tokens: a request needs at least 1 prompt token", pos.Prefix());
+}
+
+struct Line {
+  std::string_view text;
+  int number = 0;
+};
+
+std::vector<Line> SplitLines(std::string_view text) {
+  std::vector<Line> lines;
+  int n = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    ++n;
+    std::string_view line = text.substr(start, end - start);
+    if (!Trim(line).empty()) lines.push_back({line, n});
+    start = end + 1;
+  }
+  return lines;
+}
+
+// Splits one CSV record (RFC 4180 quoting, no embedded newlines), with the
+// 1-based column where each field starts.
+std::vector<std::pair<std::string, int>> SplitCsv(std::string_view line, const SourcePos& pos) {
+  std::vector<std::pair<std::string, int>> fields;
+  size_t i = 0;
+  while (true) {
+    std::string field;
+    int column = static_cast<int>(i) + 1;
+    if (i < line.size() && line[i] == '"') {
+      ++i;
+      while (true) {
+        if (i >= line.size()) Fail("{}:{}:{}: unterminated quoted field", pos.file, pos.line, column);
+        if (line[i] == '"') {
+          if (i + 1 < line.size() && line[i + 1] == '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        field += line[i++];
+      }
+      if (i < line.size() && line[i] != ',' && !Trim(line.substr(i)).empty()) {
+        Fail("{}:{}:{}: text after a closing quote", pos.file, pos.line, static_cast<int>(i) + 1);
+      }
+      while (i < line.size() && line[i] != ',') ++i;
+    } else {
+      while (i < line.size() && line[i] != ',') field += line[i++];
+    }
+    fields.emplace_back(std::string(Trim(field)), column);
+    if (i >= line.size()) break;
+    ++i;  // the comma
+  }
+  return fields;
+}
+
+RequestMix ParseCsv(const std::vector<Line>& lines, const std::string& file) {
+  RequestMix mix;
+  mix.source = file;
+  SourcePos hpos{file, lines.front().number, 1};
+  auto header = SplitCsv(lines.front().text, hpos);
+  int prompt_col = -1, output_col = -1;
+  for (size_t c = 0; c < header.size(); ++c) {
+    const std::string& name = header[c].first;
+    SourcePos pos{file, hpos.line, header[c].second};
+    int* slot = name == "prompt_tokens" ? &prompt_col : name == "output_tokens" ? &output_col : nullptr;
+    if (slot == nullptr) continue;  // other columns (ids, timestamps) are allowed and ignored
+    if (*slot >= 0) Fail("{}column '{}' appears twice in the header", pos.Prefix(), name);
+    *slot = static_cast<int>(c);
+  }
+  for (auto [col, name] : {std::pair{prompt_col, "prompt_tokens"}, {output_col, "output_tokens"}}) {
+    if (col < 0) {
+      Fail("{}:{}: header has no '{}' column (expected a header line 'prompt_tokens,output_tokens')",
+           file, hpos.line, name);
+    }
+  }
+  for (size_t l = 1; l < lines.size(); ++l) {
+    SourcePos lpos{file, lines[l].number, 1};
+    auto fields = SplitCsv(lines[l].text, lpos);
+    if (fields.size() != header.size()) {
+      Fail("{}:{}: {} fields, but the header has {}", file, lines[l].number, fields.size(),
+           header.size());
+    }
+    Request r;
+    r.line = lines[l].number;
+    auto& p = fields[static_cast<size_t>(prompt_col)];
+    auto& o = fields[static_cast<size_t>(output_col)];
+    r.prompt_tokens = ParseCount(p.first, {file, r.line, p.second}, "prompt_tokens");
+    r.output_tokens = ParseCount(o.first, {file, r.line, o.second}, "output_tokens");
+    CheckRequest(r, lpos);
+    mix.requests.push_back(r);
+  }
+  if (mix.requests.empty()) Fail("{}: no requests after the header line", file);
+  return mix;
+}
+
+// A minimal strict reader for one flat-ish JSON object per line: the two
+// count keys must be integers; other keys may hold any JSON value (skipped).
+class JsonLine {
+ public:
+  JsonLine(std::string_view text, std::string file, int line)
+      : s_(text), file_(std::move(file)), line_(line) {}
+
+  Request Parse() {
+    Request r;
+    r.line = line_;
+    bool have_prompt = false, have_output = false;
+    Ws();
+    Expect('{');
+    Ws();
+    if (Peek() == '}') {
+      ++i_;
+    } else {
+      while (true) {
+        Ws();
+        size_t key_col = i_;
+        std::string key = String();
+        Ws();
+        Expect(':');
+        Ws();
+        if (key == "prompt_tokens" || key == "output_tokens") {
+          bool& have = key == "prompt_tokens" ? have_prompt : have_output;
+          if (have) Fail("{}{}: duplicate key", At(key_col), key);
+          have = true;
+          size_t start = i_;
+          if (Peek() == '"') Fail("{}{}: a string, not a number of tokens", At(start), key);
+          SkipValue();
+          uint64_t v = ParseCount(s_.substr(start, i_ - start), Pos(start), key);
+          (key == "prompt_tokens" ? r.prompt_tokens : r.output_tokens) = v;
+        } else {
+          SkipValue();
+        }
+        Ws();
+        if (Peek() == ',') {
+          ++i_;
+          continue;
+        }
+        Expect('}');
+        break;
+      }
+    }
+    Ws();
+    if (i_ != s_.size()) Fail("{}text after the JSON object", At(i_));
+    if (!have_prompt) Fail("{}:{}: missing key \"prompt_tokens\"", file_, line_);
+    if (!have_output) Fail("{}:{}: missing key \"output_tokens\"", file_, line_);
+    CheckRequest(r, {file_, line_, 0});
+    return r;
+  }
+
+ private:
+  SourcePos Pos(size_t i) const { return {file_, line_, static_cast<int>(i) + 1}; }
+  std::string At(size_t i) const { return Pos(i).Prefix(); }
+  char Peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  void Ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
+  }
+  void Expect(char c) {
+    if (Peek() != c) {
+      Fail("{}malformed JSON: expected '{}', found {}", At(i_), c,
+           i_ < s_.size() ? fmt::format("'{}'", s_[i_]) : std::string("end of line"));
+    }
+    ++i_;
+  }
+  std::string String() {
+    Expect('"');
+    std::string out;
+    while (true) {
+      if (i_ >= s_.size()) Fail("{}malformed JSON: unterminated string", At(i_));
+      char c = s_[i_++];
+      if (c == '"') return out;
+      if (c == '\\') {
+        if (i_ >= s_.size()) Fail("{}malformed JSON: unterminated string", At(i_));
+        out += s_[i_++];  // keys of interest have no escapes; keep the escaped char
+        continue;
+      }
+      out += c;
+    }
+  }
+  void SkipValue(int depth = 0) {
+    if (depth > 32) Fail("{}JSON nested too deeply", At(i_));
+    char c = Peek();
+    if (c == '"') {
+      String();
+    } else if (c == '{' || c == '[') {
+      char close = c == '{' ? '}' : ']';
+      ++i_;
+      Ws();
+      if (Peek() == close) {
+        ++i_;
+        return;
+      }
+      while (true) {
+        Ws();
+        if (c == '{') {
+          String();
+          Ws();
+          Expect(':');
+          Ws();
+        }
+        SkipValue(depth + 1);
+        Ws();
+        if (Peek() == ',') {
+          ++i_;
+          continue;
+        }
+        Expect(close);
+        return;
+      }
+    } else {
+      size_t start = i_;
+      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) ||
+                                s_[i_] == '-' || s_[i_] == '+' || s_[i_] == '.')) {
+        ++i_;
+      }
+      if (i_ == start) {
+        Fail("{}malformed JSON: expected a value, found {}", At(i_),
+             i_ < s_.size() ? fmt::format("'{}'", s_[i_]) : std::string("end of line"));
+      }
+    }
+  }
+
+  std::string_view s_;
+  std::string file_;
+  int line_;
+  size_t i_ = 0;
+};
+
+RequestMix ParseJsonl(const std::vector<Line>& lines, const std::string& file) {
+  RequestMix mix;
+  mix.source = file;
+  for (const Line& l : lines) mix.requests.push_back(JsonLine(l.text, file, l.number).Parse());
+  return mix;
+}
+
+// "100..2000" -> {100, 2000}.
+std::pair<uint64_t, uint64_t> ParseRange(std::string_view v, std::string_view what,
+                                         std::string_view key) {
+  size_t dots = v.find("..");
+  if (dots == std::string_view::npos) {
+    Fail("{}: {}={}: expected a range like 100..2000", what, key, v);
+  }
+  SourcePos none;
+  std::string field = fmt::format("{}: {}", what, key);
+  uint64_t lo = ParseCount(v.substr(0, dots), none, field);
+  uint64_t hi = ParseCount(v.substr(dots + 2), none, field);
+  if (lo > hi) Fail("{}: {}={}: the range is empty ({} > {})", what, key, v, lo, hi);
+  return {lo, hi};
+}
+
+double ParsePositive(std::string_view v, std::string_view what, std::string_view key) {
+  std::string s(Trim(v));
+  char* end = nullptr;
+  double d = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(d) || d <= 0) {
+    Fail("{}: {}={}: expected a number > 0", what, key, v);
+  }
+  return d;
+}
+
+}  // namespace
+
+RequestMix ParseRequestMix(std::string_view text, const std::string& file) {
+  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // BOM
+  std::vector<Line> lines = SplitLines(text);
+  if (lines.empty()) {
+    Fail("{}: empty request mix (expected a CSV header 'prompt_tokens,output_tokens' or JSONL "
+         "objects)", file);
+  }
+  bool jsonl = EndsWith(file, ".jsonl") || EndsWith(file, ".ndjson") || EndsWith(file, ".json");
+  if (!jsonl && !EndsWith(file, ".csv")) jsonl = Trim(lines.front().text).front() == '{';
+  return jsonl ? ParseJsonl(lines, file) : ParseCsv(lines, file);
+}
+
+RequestMix LoadRequestMix(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) Fail("{}: cannot open the request mix file", path);
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  if (size < 0) Fail("{}: cannot read the request mix file", path);
+  if (static_cast<uint64_t>(size) > RequestMixLimits::kMaxFileBytes) {
+    Fail("{}: request mix file is {} bytes, more than the {} MiB limit", path, size,
+         RequestMixLimits::kMaxFileBytes >> 20);
+  }
+  in.seekg(0);
+  std::string text(static_cast<size_t>(size), '\0');
+  in.read(text.data(), size);
+  if (!in) Fail("{}: cannot read the request mix file", path);
+  return ParseRequestMix(text, path);
+}
+
+MixParams ParseMixSpec(std::string_view spec, std::string_view what) {
+  MixParams p;
+  size_t colon = spec.find(':');
+  std::string_view dist = Trim(spec.substr(0, colon));
+  std::string_view rest = colon == std::string_view::npos ? "" : spec.substr(colon + 1);
+  std::vector<std::string> known_keys;
+  if (dist == "uniform") {
+    p.distribution = MixDistribution::kUniform;
+    known_keys = {"prompt", "output", "n", "seed"};
+  } else if (dist == "lognormal") {
+    p.distribution = MixDistribution::kLognormal;
+    known_keys = {"prompt_mean", "prompt_sigma", "output_mean", "output_sigma",
+                  "prompt",      "output",       "n",           "seed"};
+    p.prompt_min = 1;
+    p.prompt_max = RequestMixLimits::kMaxTokens;
+    p.output_min = 0;
+    p.output_max = RequestMixLimits::kMaxTokens;
+  } else {
+    Fail("{}: unknown distribution '{}' in '{}' (known: uniform, lognormal; or pass a CSV/JSONL "
+         "file with --requests)", what, dist, spec);
+  }
+  std::vector<std::string> seen;
+  size_t start = 0;
+  while (start < rest.size()) {
+    size_t comma = rest.find(',', start);
+    if (comma == std::string_view::npos) comma = rest.size();
+    std::string_view item = Trim(rest.substr(start, comma - start));
+    start = comma + 1;
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) Fail("{}: '{}': expected key=value", what, item);
+    std::string key(Trim(item.substr(0, eq)));
+    std::string_view value = Trim(item.substr(eq + 1));
+    bool known = false;
+    for (const std::string& k : known_keys) known = known || k == key;
+    if (!known) {
+      std::string list;
+      for (const std::string& k : known_keys) list += (list.empty() ? "" : ", ") + k;
+      Fail("{}: unknown key '{}' for {}{} (known: {})", what, key, dist,
+           DidYouMean(key, known_keys), list);
+    }
+    for (const std::string& s : seen) {
+      if (s == key) Fail("{}: key '{}' given twice", what, key);
+    }
+    seen.push_back(key);
+    if (key == "prompt") {
+      std::tie(p.prompt_min, p.prompt_max) = ParseRange(value, what, key);
+      if (p.prompt_min == 0) Fail("{}: prompt={}: a request needs at least 1 prompt token", what, value);
+    } else if (key == "output") {
+      std::tie(p.output_min, p.output_max) = ParseRange(value, what, key);
+    } else if (key == "n" || key == "seed") {
+      uint64_t v = ParseCount(value, {}, fmt::format("{}: {}", what, key));
+      if (key == "n") {
+        if (v == 0 || v > RequestMixLimits::kMaxGenerated) {
+          Fail("{}: n={}: expected 1 to {} requests", what, value, RequestMixLimits::kMaxGenerated);
+        }
+        p.count = v;
+      } else {
+        p.seed = v;
+      }
+    } else {
+      double d = ParsePositive(value, what, key);
+      if (key == "prompt_mean") p.prompt_mean = d;
+      if (key == "prompt_sigma") p.prompt_sigma = d;
+      if (key == "output_mean") p.output_mean = d;
+      if (key == "output_sigma") p.output_sigma = d;
+    }
+  }
+  auto require = [&](std::string_view key) {
+    for (const std::string& s : seen) {
+      if (s == key) return;
+    }
+    Fail("{}: {} needs {}=... (e.g. {})", what, dist, key,
+         dist == "uniform" ? "uniform:prompt=100..2000,output=50..500"
+                           : "lognormal:prompt_mean=1000,prompt_sigma=0.8,output_mean=200,"
+                             "output_sigma=1");
+  };
+  if (p.distribution == MixDistribution::kUniform) {
+    require("prompt");
+    require("output");
+  } else {
+    for (const char* k : {"prompt_mean", "prompt_sigma", "output_mean", "output_sigma"}) require(k);
+  }
+  return p;
+}
+
+RequestMix MixFromSpec(std::string_view spec, std::string_view what) {
+  return GenerateMix(ParseMixSpec(spec, what), std::string(spec));
+}
+
+}  // namespace kvplan

@@ -1,0 +1,168 @@
+#include <doctest/doctest.h>
+
+#include "plan/request_mix.h"
+#include "spec/request_mix_reader.h"
+#include "util/error.h"
+
+using namespace kvplan;
+
+TEST_CASE("request mix: CSV with extra columns, blank lines and quotes") {
+  RequestMix m = ParseRequestMix(
+      "id,prompt_tokens,output_tokens\n"
+      "a,100,20\n"
+      "\n"
+      "\"b\",\"2000\", 500\r\n",
+      "mix.csv");
+  REQUIRE(m.requests.size() == 2);
+  CHECK(m.requests[0].prompt_tokens == 100);
+  CHECK(m.requests[0].output_tokens == 20);
+  CHECK(m.requests[0].line == 2);
+  CHECK(m.requests[1].Tokens() == 2500);
+  CHECK(m.requests[1].line == 4);
+  CHECK(m.source == "mix.csv");
+}
+
+TEST_CASE("request mix: JSONL with other keys skipped") {
+  RequestMix m = ParseRequestMix(
+      "{\"prompt_tokens\": 12, \"output_tokens\": 3}\n"
+      "{\"id\": \"x,y\", \"meta\": {\"a\": [1, 2, {\"b\": null}]}, \"output_tokens\":0,"
+      "\"prompt_tokens\":7}\n",
+      "trace.jsonl");
+  REQUIRE(m.requests.size() == 2);
+  CHECK(m.requests[0].Tokens() == 15);
+  CHECK(m.requests[1].prompt_tokens == 7);
+  CHECK(m.requests[1].output_tokens == 0);
+  // Without a known extension, a leading '{' means JSONL.
+  CHECK(ParseRequestMix("{\"prompt_tokens\":1,\"output_tokens\":1}", "x.txt").requests.size() == 1);
+}
+
+TEST_CASE("request mix: every malformed input names file:line") {
+  auto err = [](const std::string& text, const std::string& file) {
+    try {
+      ParseRequestMix(text, file);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(err("", "m.csv") ==
+        "m.csv: empty request mix (expected a CSV header 'prompt_tokens,output_tokens' or JSONL "
+        "objects)");
+  CHECK(err("\n  \n", "m.csv").rfind("m.csv: empty request mix", 0) == 0);
+  CHECK(err("prompt_tokens,output_tokens\n", "m.csv") == "m.csv: no requests after the header line");
+  CHECK(err("prompt_tokens,outputs\n1,2\n", "m.csv") ==
+        "m.csv:1: header has no 'output_tokens' column (expected a header line "
+        "'prompt_tokens,output_tokens')");
+  CHECK(err("prompt_tokens,output_tokens\n10,5\n10,-5\n", "m.csv") ==
+        "m.csv:3:4: output_tokens: '-5' is negative (expected a whole number of tokens >= 0)");
+  CHECK(err("prompt_tokens,output_tokens\n1.5,5\n", "m.csv") ==
+        "m.csv:2:1: prompt_tokens: '1.5' is not an integer (expected a whole number of tokens >= 0)");
+  CHECK(err("prompt_tokens,output_tokens\nabc,5\n", "m.csv") ==
+        "m.csv:2:1: prompt_tokens: 'abc' is not a number (expected a whole number of tokens >= 0)");
+  CHECK(err("prompt_tokens,output_tokens\n10\n", "m.csv") == "m.csv:2: 1 fields, but the header has 2");
+  CHECK(err("prompt_tokens,output_tokens\n0,5\n", "m.csv") ==
+        "m.csv:2:1: prompt_tokens: a request needs at least 1 prompt token");
+  CHECK(err("prompt_tokens,output_tokens\n10,\n", "m.csv") ==
+        "m.csv:2:4: output_tokens: empty value (expected a whole number of tokens >= 0)");
+  CHECK(err("{\"prompt_tokens\": 5}\n", "m.jsonl") == "m.jsonl:1: missing key \"output_tokens\"");
+  CHECK(err("{\"prompt_tokens\": 5, \"output_tokens\": 1}\n{\"prompt_tokens\": 5,\n", "m.jsonl") ==
+        "m.jsonl:2:21: malformed JSON: expected '\"', found end of line");
+  CHECK(err("{\"prompt_tokens\": -3, \"output_tokens\": 1}", "m.jsonl") ==
+        "m.jsonl:1:19: prompt_tokens: '-3' is negative (expected a whole number of tokens >= 0)");
+  CHECK(err("{\"prompt_tokens\": \"3\", \"output_tokens\": 1}", "m.jsonl") ==
+        "m.jsonl:1:19: prompt_tokens: a string, not a number of tokens");
+  CHECK(err("{\"prompt_tokens\": 3, \"output_tokens\": 2.5}", "m.jsonl") ==
+        "m.jsonl:1:39: output_tokens: '2.5' is not an integer (expected a whole number of tokens >= 0)");
+  CHECK(err("{\"prompt_tokens\": 3, \"output_tokens\": 2} x", "m.jsonl") ==
+        "m.jsonl:1:42: text after the JSON object");
+  CHECK(err("[1, 2]", "m.jsonl") == "m.jsonl:1:1: malformed JSON: expected '{', found '['");
+  CHECK_THROWS_WITH(LoadRequestMix("/nonexistent/mix.csv"),
+                    "/nonexistent/mix.csv: cannot open the request mix file");
+}
+
+TEST_CASE("distribution specs: parsed strictly") {
+  MixParams u = ParseMixSpec("uniform:prompt=100..2000,output=50..500,n=10,seed=7");
+  CHECK(u.distribution == MixDistribution::kUniform);
+  CHECK(u.prompt_min == 100);
+  CHECK(u.prompt_max == 2000);
+  CHECK(u.output_min == 50);
+  CHECK(u.output_max == 500);
+  CHECK(u.count == 10);
+  CHECK(u.seed == 7);
+  MixParams l = ParseMixSpec("lognormal:prompt_mean=1000,prompt_sigma=0.8,output_mean=200,"
+                             "output_sigma=1,output=1..4096");
+  CHECK(l.distribution == MixDistribution::kLognormal);
+  CHECK(l.prompt_mean == 1000);
+  CHECK(l.output_sigma == 1);
+  CHECK(l.output_max == 4096);
+  CHECK(l.count == 1000);
+  CHECK_THROWS_WITH(ParseMixSpec("zipf:a=1"),
+                    "--mix: unknown distribution 'zipf' in 'zipf:a=1' (known: uniform, lognormal; "
+                    "or pass a CSV/JSONL file with --requests)");
+  CHECK_THROWS_WITH(ParseMixSpec("uniform:prompt=100..2000"),
+                    "--mix: uniform needs output=... (e.g. uniform:prompt=100..2000,output=50..500)");
+  CHECK_THROWS_WITH(ParseMixSpec("uniform:prompt=2000..100,output=1..2"),
+                    "--mix: prompt=2000..100: the range is empty (2000 > 100)");
+  CHECK_THROWS_WITH(ParseMixSpec("uniform:prompt=-1..100,output=1..2"),
+                    "--mix: prompt: '-1' is negative (expected a whole number of tokens >= 0)");
+  CHECK_THROWS_WITH(ParseMixSpec("uniform:promt=1..100,output=1..2"),
+                    "--mix: unknown key 'promt' for uniform (did you mean 'prompt'?) (known: "
+                    "prompt, output, n, seed)");
+  CHECK_THROWS_WITH(ParseMixSpec("lognormal:prompt_mean=0,prompt_sigma=1,output_mean=1,output_sigma=1"),
+                    "--mix: prompt_mean=0: expected a number > 0");
+  CHECK_THROWS_WITH(ParseMixSpec("uniform:prompt=1..2,output=1..2,n=0"),
+                    "--mix: n=0: expected 1 to 10000000 requests");
+}
+
+TEST_CASE("generated mixes are reproducible and within their bounds") {
+  // splitmix64's published first output for seed 0.
+  SplitMix64 g(0);
+  CHECK(g.Next() == 0xE220A8397B1DCDAFull);
+  RequestMix a = MixFromSpec("uniform:prompt=100..2000,output=50..500,n=500,seed=3");
+  RequestMix b = MixFromSpec("uniform:prompt=100..2000,output=50..500,n=500,seed=3");
+  RequestMix c = MixFromSpec("uniform:prompt=100..2000,output=50..500,n=500,seed=4");
+  REQUIRE(a.requests.size() == 500);
+  bool differs = false;
+  for (size_t i = 0; i < a.requests.size(); ++i) {
+    CHECK(a.requests[i].prompt_tokens == b.requests[i].prompt_tokens);
+    CHECK(a.requests[i].output_tokens == b.requests[i].output_tokens);
+    CHECK(a.requests[i].prompt_tokens >= 100);
+    CHECK(a.requests[i].prompt_tokens <= 2000);
+    CHECK(a.requests[i].output_tokens >= 50);
+    CHECK(a.requests[i].output_tokens <= 500);
+    differs = differs || a.requests[i].prompt_tokens != c.requests[i].prompt_tokens;
+  }
+  CHECK(differs);
+  MixStats s = ComputeMixStats(a);
+  CHECK(s.mean_prompt == doctest::Approx(1050).epsilon(0.05));
+  CHECK(s.mean_output == doctest::Approx(275).epsilon(0.05));
+
+  // Lognormal with a stated arithmetic mean: the sample mean lands near it.
+  RequestMix l = MixFromSpec("lognormal:prompt_mean=1000,prompt_sigma=0.5,output_mean=200,"
+                             "output_sigma=0.5,n=20000,prompt=1..1000000,output=0..1000000");
+  MixStats ls = ComputeMixStats(l);
+  CHECK(ls.mean_prompt == doctest::Approx(1000).epsilon(0.03));
+  CHECK(ls.mean_output == doctest::Approx(200).epsilon(0.03));
+  CHECK(ls.min_tokens >= 1);
+  RequestMix capped = MixFromSpec("lognormal:prompt_mean=1000,prompt_sigma=2,output_mean=200,"
+                                  "output_sigma=2,prompt=10..3000,output=1..500");
+  for (const Request& r : capped.requests) {
+    CHECK(r.prompt_tokens >= 10);
+    CHECK(r.prompt_tokens <= 3000);
+    CHECK(r.output_tokens >= 1);
+    CHECK(r.output_tokens <= 500);
+  }
+}
+
+TEST_CASE("mix statistics use nearest-rank percentiles") {
+  RequestMix m;
+  for (uint64_t i = 1; i <= 10; ++i) m.requests.push_back({i * 10, 0, 0});
+  MixStats s = ComputeMixStats(m);
+  CHECK(s.count == 10);
+  CHECK(s.min_tokens == 10);
+  CHECK(s.max_tokens == 100);
+  CHECK(s.p50_tokens == 50);
+  CHECK(s.p90_tokens == 90);
+  CHECK(s.p99_tokens == 100);
+  CHECK(s.mean_tokens == doctest::Approx(55));
+}
