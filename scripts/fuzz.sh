@@ -27,7 +27,6 @@ seed_files() {
                      -o -name '*hardware*.yaml' 2>/dev/null ;;
     deploy_config) find examples tests/data -name '*.yaml' 2>/dev/null | grep -i deploy || true ;;
     hf_import)     find tests/data/hf -name '*.json' 2>/dev/null || true ;;
-    request_mix)   find examples tests/data -name '*.csv' -o -name '*.jsonl' 2>/dev/null || true ;;
     *) ;;
   esac
   if [ -d "tests/data/fuzz-regressions/$1" ]; then
@@ -53,6 +52,20 @@ builtin_seeds() {
                "12 GiB" 1Ki 99999999999999999999G; do
         printf '\000%s' "$t" >"$dir/tokens-$i"; printf '\001%s' "$t" >"$dir/bytes-$i"
         i=$((i + 1))
+      done ;;
+    request_mix)  # first byte: 0 CSV, 1 JSONL, 2 by content, 3 a --mix spec
+      printf '\000prompt_tokens,output_tokens\n100,20\n"2000", 500\n' >"$dir/csv"
+      printf '\000id,prompt_tokens,output_tokens,ts\r\n1,100,20,x\r\n' >"$dir/csv-extra"
+      printf '\001{"prompt_tokens": 10, "output_tokens": 2}\n{"output_tokens": 0, "prompt_tokens": 7, "x": [1, {"a": "b"}]}\n' >"$dir/jsonl"
+      printf '\002{"prompt_tokens": 10, "output_tokens": 2}\n' >"$dir/auto"
+      printf '\003uniform:prompt=100..2000,output=50..500,n=10,seed=3' >"$dir/uniform"
+      printf '\003lognormal:prompt_mean=1000,prompt_sigma=0.8,output_mean=200,output_sigma=1,prompt=1..32768,n=20' >"$dir/lognormal"
+      local f
+      for f in $(find examples tests/data -name '*.csv' 2>/dev/null); do
+        { printf '\000'; cat "$f"; } >"$dir/$(echo "$f" | tr '/' '_')"
+      done
+      for f in $(find examples tests/data -name '*.jsonl' 2>/dev/null); do
+        { printf '\001'; cat "$f"; } >"$dir/$(echo "$f" | tr '/' '_')"
       done ;;
     vllm_args)
       if [ -d fuzz/seeds/vllm_args ]; then cp fuzz/seeds/vllm_args/* "$dir/"; fi ;;

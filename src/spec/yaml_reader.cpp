@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -56,6 +58,15 @@ void CheckShapeBeforeParse(const std::string& text, const std::string& file) {
       continue;
     }
     if (at_line_start) {
+      // YAML indents with spaces only; yaml-cpp's own message for a tab is cryptic.
+      if (c == '\t' && flow == 0 && text.find_first_not_of(' ', i + 1 - column) == i) {
+        size_t next = text.find_first_not_of(" \t", i);
+        if (next != std::string::npos && text[next] != '\n' && text[next] != '\r' &&
+            text[next] != '#') {
+          Fail("{}:{}:{}: a tab in the indentation (YAML indents with spaces)", file, line,
+               column);
+        }
+      }
       if (c == ' ' || c == '-' || c == '?' || c == '\t') {
         if (++indent > 8 * YamlLimits::kMaxDepth) {
           Fail("{}:{}:{}: indentation deeper than {} columns (nesting limit {})", file, line,
@@ -161,6 +172,8 @@ bool IsAbsent(const YAML::Node& n) { return !n.IsDefined() || n.IsNull(); }
 }  // namespace
 
 std::string ReadTextFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) Fail("{}: is a directory, not a file", path);
   std::ifstream in(path, std::ios::binary);
   if (!in) Fail("{}: cannot open file: {}", path, std::strerror(errno));
   in.seekg(0, std::ios::end);
@@ -182,7 +195,17 @@ YAML::Node ParseYaml(const std::string& text, const std::string& file) {
     Fail("{}: {} bytes of YAML, over the {} byte limit for YAML and JSON input", file,
          text.size(), YamlLimits::kMaxYamlBytes);
   }
-  if (text.find('\0') != std::string::npos) Fail("{}: input contains a NUL byte", file);
+  if (text.size() >= 2 && ((text[0] == '\xff' && text[1] == '\xfe') ||
+                           (text[0] == '\xfe' && text[1] == '\xff'))) {
+    Fail("{}: UTF-16 text; save the file as UTF-8", file);
+  }
+  if (size_t nul = text.find('\0'); nul != std::string::npos) {
+    size_t line_start = text.rfind('\n', nul);
+    line_start = line_start == std::string::npos ? 0 : line_start + 1;
+    Fail("{}:{}:{}: a NUL byte (is this a binary file?)", file,
+         1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n'),
+         nul - line_start + 1);
+  }
   CheckUtf8(text, file);
   CheckShapeBeforeParse(text, file);
   std::vector<YAML::Node> docs;
