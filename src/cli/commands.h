@@ -7,10 +7,14 @@ namespace kvplan {
 
 void SetupSizeCommand(CLI::App& app, int& exit_code);
 void SetupModelsCommand(CLI::App& app, int& exit_code);
+void SetupCapacityCommand(CLI::App& app, int& exit_code);
+void SetupGpusCommand(CLI::App& app, int& exit_code);
 
 inline constexpr CommandSetup kCommands[] = {
     SetupSizeCommand,
     SetupModelsCommand,
+    SetupCapacityCommand,
+    SetupGpusCommand,
 };
 
 }  // namespace kvplan

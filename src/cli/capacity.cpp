@@ -1,0 +1,412 @@
+// kvplan capacity: the memory breakdown of one deployment (weights, reserve,
+// KV budget) the way the chosen engine sizes it, tokens in cache, concurrency
+// at max-model-len, and the engine's own startup lines.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <optional>
+
+#include "cli/commands.h"
+#include "plan/capacity.h"
+#include "report/json.h"
+#include "report/table.h"
+#include "spec/catalog.h"
+#include "util/checked.h"
+#include "util/units.h"
+
+namespace kvplan {
+namespace {
+
+struct CapacityOptions {
+  std::string model;
+  std::string gpu;
+  std::string engine = "vllm";
+  std::optional<double> gpu_memory_utilization, mem_fraction_static, free_gpu_memory_fraction;
+  std::string max_model_len, ctx_size, max_num_seqs, max_num_batched_tokens, max_total_tokens;
+  std::string ubatch;
+  uint64_t n_parallel = 0;
+  uint64_t block_size = 0;
+  std::string kv_cache_dtype = "auto";
+  std::string weight_dtype;
+  uint64_t quant_group_size = 128;
+  uint64_t tp = 1, pp = 1, dp = 1, nodes = 1, gpus_per_node = 0;
+  std::string kv_cache_memory_bytes, max_gpu_total_bytes, reserve;
+  bool enforce_eager = false, enable_prefix_caching = false, swa_full = false;
+  uint64_t cuda_graph_max_bs = 0;
+  std::string concurrency;
+  std::string format = "text";
+};
+
+uint64_t OptTokens(const std::string& s, const char* flag) {
+  return s.empty() ? 0 : ParseTokens(s, flag);
+}
+
+EngineConfig ToConfig(const CapacityOptions& o) {
+  EngineConfig c;
+  c.engine = ParseEngine(o.engine);
+  struct FractionFlag { const std::optional<double>& value; Engine engine; const char* flag; };
+  for (const FractionFlag& f : {FractionFlag{o.gpu_memory_utilization, Engine::kVllm, "--gpu-memory-utilization"},
+                                FractionFlag{o.mem_fraction_static, Engine::kSglang, "--mem-fraction-static"},
+                                FractionFlag{o.free_gpu_memory_fraction, Engine::kTrtllm, "--free-gpu-memory-fraction"}}) {
+    if (!f.value) continue;
+    if (f.engine != c.engine) {
+      Fail("{} is {}'s flag, not {}'s (use {} or --engine {})", f.flag, EngineName(f.engine),
+           EngineName(c.engine), MemoryFractionFlag(c.engine), EngineName(f.engine));
+    }
+    if (!(*f.value > 0 && *f.value <= 1)) Fail("{} must be in (0, 1], got {}", f.flag, *f.value);
+    c.memory_fraction = *f.value;
+  }
+  c.max_model_len = OptTokens(o.max_model_len, "--max-model-len");
+  if (!o.max_model_len.empty() && c.max_model_len == 0) Fail("--max-model-len: must be at least 1 token");
+  c.n_ctx = OptTokens(o.ctx_size, "--ctx-size");
+  if (!o.ctx_size.empty() && c.engine != Engine::kLlamaCpp) {
+    Fail("-c/--ctx-size is llama.cpp's flag (use --max-model-len or --engine llama.cpp)");
+  }
+  c.n_parallel = o.n_parallel;
+  c.n_ubatch = OptTokens(o.ubatch, "--ubatch-size");
+  c.max_num_seqs = OptTokens(o.max_num_seqs, "--max-num-seqs");
+  c.max_num_batched_tokens = OptTokens(o.max_num_batched_tokens, "--max-num-batched-tokens");
+  c.max_total_tokens = OptTokens(o.max_total_tokens, "--max-total-tokens");
+  c.block_size = o.block_size;
+  c.kv_cache_dtype = o.kv_cache_dtype;
+  c.weight_dtype = o.weight_dtype;
+  if (!c.weight_dtype.empty()) FindWeightFormat(c.weight_dtype, o.quant_group_size);
+  if (c.kv_cache_dtype != "auto") FindCacheDtype(c.kv_cache_dtype);
+  c.quant_group_size = o.quant_group_size;
+  c.tp = o.tp;
+  c.pp = o.pp;
+  c.dp = o.dp;
+  c.nodes = o.nodes;
+  c.gpus_per_node = o.gpus_per_node;
+  if (!o.kv_cache_memory_bytes.empty()) {
+    c.kv_cache_memory_bytes = ParseBytes(o.kv_cache_memory_bytes, "--kv-cache-memory-bytes");
+    if (c.kv_cache_memory_bytes == 0) Fail("--kv-cache-memory-bytes: must be more than 0");
+  }
+  if (!o.max_gpu_total_bytes.empty()) c.max_gpu_total_bytes = ParseBytes(o.max_gpu_total_bytes, "--max-gpu-total-bytes");
+  if (!o.reserve.empty()) c.reserve_bytes = ParseBytes(o.reserve, "--reserve");
+  c.enforce_eager = o.enforce_eager;
+  c.enable_prefix_caching = o.enable_prefix_caching;
+  c.swa_full = o.swa_full;
+  c.cuda_graph_max_bs = o.cuda_graph_max_bs;
+  if (c.max_total_tokens != 0 && c.engine != Engine::kSglang) {
+    Fail("--max-total-tokens is SGLang's flag (use --kv-cache-memory-bytes, or --engine sglang)");
+  }
+  return c;
+}
+
+/// A proportional bar of total memory: weights, reserve, KV cache, rest.
+std::string MemoryBar(const CapacityResult& r, size_t width = 60) {
+  const double total = static_cast<double>(r.total_memory_bytes);
+  struct Seg { const char* glyph; double bytes; };
+  const double kv = static_cast<double>(r.kv_used_bytes);
+  const double weights = static_cast<double>(r.weights_bytes);
+  const double reserve = static_cast<double>(std::min<uint64_t>(r.reserve.total_bytes, r.total_memory_bytes));
+  const double rest = std::max(0.0, total - weights - reserve - kv);
+  Seg segs[] = {{"\u2588", weights}, {"\u2593", reserve}, {"\u2592", kv}, {"\u2591", rest}};
+  std::string bar;
+  double acc = 0;
+  size_t drawn = 0;
+  for (const Seg& s : segs) {
+    acc += s.bytes;
+    size_t upto = static_cast<size_t>(std::lround(std::min(acc, total) / total * static_cast<double>(width)));
+    for (; drawn < upto; ++drawn) bar += s.glyph;
+  }
+  for (; drawn < width; ++drawn) bar += "\u2591";
+  return "  [" + bar + "]\n   \u2588 weights  \u2593 reserve  \u2592 KV cache  \u2591 not used by the engine\n";
+}
+
+std::string EngineTitle(Engine e) {
+  switch (e) {
+    case Engine::kVllm: return "vLLM";
+    case Engine::kSglang: return "SGLang";
+    case Engine::kTrtllm: return "TensorRT-LLM";
+    case Engine::kLlamaCpp: return "llama.cpp";
+  }
+  return "";
+}
+
+std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r,
+                   std::optional<uint64_t> concurrency, uint64_t at_concurrency) {
+  const EngineConfig& c = r.config;
+  std::string out;
+  out += fmt::format("{} on {} · {} · tp {} · pp {} · dp {} · weights {} · KV cache {}\n", m.name,
+                     gpu.display_name, r.engine_name, c.tp, c.pp, c.dp, r.weight_dtype, r.kv_cache_dtype);
+  if (c.engine == Engine::kLlamaCpp) {
+    out += fmt::format("n_ctx {} cells ({} sequences x {} tokens) · n_ubatch {}\n\n", WithCommas(r.cells),
+                       c.n_parallel, WithCommas(c.max_model_len), c.n_ubatch);
+  } else {
+    out += fmt::format("max_model_len {} · max_num_batched_tokens {} · max_num_seqs {} · block {} tokens\n\n",
+                       FormatTokens(c.max_model_len), WithCommas(c.max_num_batched_tokens), c.max_num_seqs,
+                       c.block_size);
+  }
+  Table t({"memory per GPU", "bytes", "GiB", "GB"});
+  auto row = [&](const std::string& label, uint64_t bytes) {
+    t.AddRow({label, WithCommas(bytes), FormatGiB(bytes), FormatGB(bytes)});
+  };
+  row("total", r.total_memory_bytes);
+  switch (c.engine) {
+    case Engine::kVllm:
+    case Engine::kSglang:
+      row(fmt::format("usable ({} {})", MemoryFractionFlag(c.engine), c.memory_fraction), r.usable_bytes);
+      break;
+    case Engine::kTrtllm:
+      row("free after loading", r.usable_bytes);
+      break;
+    case Engine::kLlamaCpp: break;
+  }
+  row(r.stages.size() > 1 ? fmt::format("weights (stage {})", r.tightest_stage) : "weights", r.weights_bytes);
+  row(r.reserve.overridden ? "reserve (--reserve)" : "reserve (modelled)", r.reserve.total_bytes);
+  if (!r.reserve.overridden) {
+    // vLLM subtracts the larger of the two profiled peaks; TRT-LLM both;
+    // SGLang neither (they live in the 1 - mem_fraction_static share).
+    const bool vllm = c.engine == Engine::kVllm;
+    const bool act_peak = r.reserve.activation_bytes >= r.reserve.logits_bytes;
+    const char* outside = c.engine == Engine::kSglang ? " (outside the fraction)" : "";
+    row(fmt::format("  forward pass, {} tokens{}", WithCommas(c.max_num_batched_tokens),
+                    vllm ? (act_peak ? " (peak)" : " (not the peak)") : outside),
+        r.reserve.activation_bytes);
+    row(fmt::format("  logits/sampler, {} rows{}", std::min(c.max_num_seqs, c.max_num_batched_tokens),
+                    vllm ? (act_peak ? " (not the peak)" : " (peak)") : outside),
+        r.reserve.logits_bytes);
+    row(c.engine == Engine::kVllm     ? "  non-torch"
+        : c.engine == Engine::kSglang ? fmt::format("  CUDA context (x {} counted)", c.memory_fraction)
+                                      : std::string("  CUDA context"),
+        r.reserve.non_torch_bytes);
+    if (r.reserve.rope_cache_bytes) row("  rotary cos/sin cache", r.reserve.rope_cache_bytes);
+    if (r.reserve.cuda_graph_bytes && c.engine != Engine::kLlamaCpp) {
+      row(c.engine == Engine::kTrtllm ? "  CUDA graphs" : "  CUDA graphs (outside the fraction)",
+          r.reserve.cuda_graph_bytes);
+    }
+  }
+  row(r.explicit_budget ? "KV cache budget (given)" : "KV cache budget", r.kv_budget_bytes);
+  row(c.engine == Engine::kLlamaCpp ? "KV cache allocated" : "KV cache in whole blocks", r.kv_used_bytes);
+  out += t.Text();
+  out += "\n" + MemoryBar(r) + "\n";
+
+  Table k({"KV cache", "value"});
+  k.SetAlign(1, Table::Align::kLeft);
+  k.AddRow({"bytes per token", fmt::format("{} B ({})", WithCommas(r.bytes_per_token), FormatGiB(r.bytes_per_token))});
+  k.AddRow({"block", fmt::format("{} tokens = {} B", c.block_size, WithCommas(r.block_bytes))});
+  k.AddRow({"blocks", WithCommas(r.num_blocks)});
+  k.AddRow({"tokens in cache", WithCommas(r.max_tokens)});
+  k.AddRow({"one request of max_model_len", fmt::format("{} ({} blocks)", FormatBoth(r.request_bytes), WithCommas(r.blocks_per_request))});
+  k.AddRow({fmt::format("max concurrency at {} tokens", WithCommas(c.max_model_len)),
+            fmt::format("{:.2f} ({} whole requests)", r.max_concurrency, WithCommas(r.max_requests))});
+  k.AddRow({"largest max_model_len that fits", WithCommas(r.largest_max_model_len)});
+  if (concurrency) {
+    k.AddRow({fmt::format("max model len at concurrency {}", *concurrency), WithCommas(at_concurrency)});
+  }
+  if (r.gpus > 1 || r.replicas > 1) {
+    k.AddRow({"GPUs", fmt::format("{} ({} per replica x {} replicas)", r.gpus, r.gpus_per_replica, r.replicas)});
+    k.AddRow({"cluster tokens in cache", WithCommas(r.cluster_max_tokens)});
+    k.AddRow({"cluster whole requests", WithCommas(r.cluster_max_requests)});
+    k.AddRow({"cluster memory", FormatBoth(r.cluster_memory_bytes)});
+  }
+  out += k.Text();
+  if (r.stages.size() > 1) {
+    out += "\n";
+    Table s({"stage", "layers", "weights", "KV budget", "blocks"});
+    for (const StageCapacity& st : r.stages) {
+      s.AddRow({std::to_string(st.stage) + (st.stage == r.tightest_stage ? " (tightest)" : ""),
+                fmt::format("{}-{}", st.first_layer, st.first_layer + st.layers - 1),
+                FormatGiB(st.weights_bytes), FormatGiB(st.kv_budget_bytes), WithCommas(st.num_blocks)});
+    }
+    out += s.Text();
+  }
+  out += fmt::format("\n{} would log:\n", EngineTitle(c.engine));
+  for (const std::string& line : r.engine_log) out += "  " + line + "\n";
+  for (const Lint& l : r.lints) {
+    out += fmt::format("{}: {}\n", l.severity == Severity::kError ? "error" : "warning", l.message);
+  }
+  return out;
+}
+
+Json ToJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r,
+            std::optional<uint64_t> concurrency, uint64_t at_concurrency) {
+  const EngineConfig& c = r.config;
+  Json j;
+  j.Set("model", m.name);
+  j.Set("gpu", gpu.name);
+  j.Set("engine", r.engine_name);
+  j.Set("kv_cache_dtype", r.kv_cache_dtype);
+  j.Set("weight_dtype", r.weight_dtype);
+  j.Set("memory_fraction", c.memory_fraction);
+  j.Set("max_model_len", c.max_model_len);
+  j.Set("max_num_seqs", c.max_num_seqs);
+  j.Set("max_num_batched_tokens", c.max_num_batched_tokens);
+  j.Set("block_size", c.block_size);
+  j.Set("tp", c.tp);
+  j.Set("pp", c.pp);
+  j.Set("dp", c.dp);
+  j.Set("total_memory_bytes", r.total_memory_bytes);
+  j.Set("usable_bytes", r.usable_bytes);
+  j.Set("weights_bytes", r.weights_bytes);
+  j.Set("reserve_bytes", r.reserve.total_bytes);
+  Json res;
+  res.Set("activation_bytes", r.reserve.activation_bytes);
+  res.Set("logits_bytes", r.reserve.logits_bytes);
+  res.Set("non_torch_bytes", r.reserve.non_torch_bytes);
+  res.Set("cuda_graph_bytes", r.reserve.cuda_graph_bytes);
+  res.Set("rope_cache_bytes", r.reserve.rope_cache_bytes);
+  res.Set("overridden", r.reserve.overridden);
+  j.Set("reserve", std::move(res));
+  j.Set("kv_budget_bytes", r.kv_budget_bytes);
+  j.Set("explicit_budget", r.explicit_budget);
+  j.Set("kv_used_bytes", r.kv_used_bytes);
+  j.Set("bytes_per_token", r.bytes_per_token);
+  j.Set("block_bytes", r.block_bytes);
+  j.Set("num_blocks", r.num_blocks);
+  j.Set("max_tokens", r.max_tokens);
+  j.Set("request_bytes", r.request_bytes);
+  j.Set("blocks_per_request", r.blocks_per_request);
+  j.Set("max_concurrency", std::round(r.max_concurrency * 100) / 100);
+  j.Set("max_requests", r.max_requests);
+  j.Set("fits", r.fits);
+  j.Set("largest_max_model_len", r.largest_max_model_len);
+  if (concurrency) {
+    j.Set("concurrency", *concurrency);
+    j.Set("max_model_len_at_concurrency", at_concurrency);
+  }
+  if (c.engine == Engine::kLlamaCpp) j.Set("cells", r.cells);
+  if (c.engine == Engine::kSglang || c.engine == Engine::kLlamaCpp) {
+    j.Set("k_bytes", r.k_bytes);
+    j.Set("v_bytes", r.v_bytes);
+  }
+  Json stages = Json::MakeArray();
+  for (const StageCapacity& st : r.stages) {
+    Json s;
+    s.Set("stage", st.stage);
+    s.Set("first_layer", st.first_layer);
+    s.Set("layers", st.layers);
+    s.Set("weights_bytes", st.weights_bytes);
+    s.Set("kv_budget_bytes", st.kv_budget_bytes);
+    s.Set("bytes_per_token", st.bytes_per_token);
+    s.Set("num_blocks", st.num_blocks);
+    stages.Push(std::move(s));
+  }
+  j.Set("stages", std::move(stages));
+  j.Set("tightest_stage", static_cast<uint64_t>(r.tightest_stage));
+  Json cl;
+  cl.Set("gpus", r.gpus);
+  cl.Set("replicas", r.replicas);
+  cl.Set("memory_bytes", r.cluster_memory_bytes);
+  cl.Set("max_tokens", r.cluster_max_tokens);
+  cl.Set("max_requests", r.cluster_max_requests);
+  j.Set("cluster", std::move(cl));
+  Json log = Json::MakeArray();
+  for (const std::string& line : r.engine_log) log.Push(line);
+  j.Set("engine_log", std::move(log));
+  Json lints = Json::MakeArray();
+  for (const Lint& l : r.lints) {
+    Json o;
+    o.Set("severity", l.severity == Severity::kError ? "error" : "warning");
+    o.Set("code", l.code);
+    o.Set("message", l.message);
+    lints.Push(std::move(o));
+  }
+  j.Set("lints", std::move(lints));
+  return j;
+}
+
+std::string ToCsv(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r) {
+  const EngineConfig& c = r.config;
+  Table t({"model", "gpu", "engine", "tp", "pp", "dp", "kv_cache_dtype", "max_model_len",
+           "total_memory_bytes", "weights_bytes", "reserve_bytes", "kv_budget_bytes", "bytes_per_token",
+           "block_size", "num_blocks", "max_tokens", "max_concurrency", "max_requests",
+           "largest_max_model_len"});
+  t.AddRow({m.name, gpu.name, r.engine_name, std::to_string(c.tp), std::to_string(c.pp), std::to_string(c.dp),
+            r.kv_cache_dtype, std::to_string(c.max_model_len), std::to_string(r.total_memory_bytes),
+            std::to_string(r.weights_bytes), std::to_string(r.reserve.total_bytes),
+            std::to_string(r.kv_budget_bytes), std::to_string(r.bytes_per_token), std::to_string(c.block_size),
+            std::to_string(r.num_blocks), std::to_string(r.max_tokens), fmt::format("{:.2f}", r.max_concurrency),
+            std::to_string(r.max_requests), std::to_string(r.largest_max_model_len)});
+  return t.Csv();
+}
+
+void Run(const CapacityOptions& o) {
+  ModelSpec m = LoadModel(o.model);
+  HardwareSpec gpu = LoadHardware(o.gpu);
+  EngineConfig config = ToConfig(o);
+  std::optional<uint64_t> concurrency;
+  if (!o.concurrency.empty()) {
+    concurrency = ParseTokens(o.concurrency, "--concurrency");
+    if (*concurrency == 0) Fail("--concurrency: must be at least 1");
+  }
+  CapacityResult r = ComputeCapacity(m, gpu, config);
+  for (const Lint& l : r.lints) {
+    if (l.severity == Severity::kError) Fail("{}", l.message);
+  }
+  uint64_t at = concurrency ? MaxModelLenAtConcurrency(r, *concurrency) : 0;
+  switch (ToFormat(o.format)) {
+    case Format::kJson: Print(ToJson(m, gpu, r, concurrency, at).Dump() + "\n"); break;
+    case Format::kCsv: Print(ToCsv(m, gpu, r)); break;
+    case Format::kText: Print(ToText(m, gpu, r, concurrency, at)); break;
+  }
+}
+
+}  // namespace
+
+void SetupCapacityCommand(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<CapacityOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "capacity", "Memory breakdown, tokens in cache and max concurrency, the way an engine sizes it");
+  sub->add_option("model", o->model, "Catalog name, HF repo id, spec YAML or config.json")->required();
+  sub->add_option("--gpu", o->gpu, "Catalog GPU name (kvplan gpus) or a hardware/profile YAML")->required();
+  sub->add_option("--engine", o->engine, "vllm | sglang | trtllm | llama.cpp")->capture_default_str();
+  sub->add_option("--gpu-memory-utilization", o->gpu_memory_utilization,
+                  "vLLM: fraction of total GPU memory for weights + reserve + KV (default 0.9)");
+  sub->add_option("--mem-fraction-static", o->mem_fraction_static,
+                  "SGLang: fraction for weights + KV pool (default from GPU memory, SGLang's heuristic)");
+  sub->add_option("--free-gpu-memory-fraction", o->free_gpu_memory_fraction,
+                  "TensorRT-LLM: fraction of the memory free after loading (default 0.9)");
+  sub->add_option("--max-model-len", o->max_model_len,
+                  "Tokens per request (default: the model's max context; 4k = 4000, 4K = 4096)");
+  sub->add_option("-c,--ctx-size", o->ctx_size, "llama.cpp: total cells for all sequences (default 4096)");
+  sub->add_option("--np,--parallel", o->n_parallel, "llama.cpp: sequences (-np, default 1)");
+  sub->add_option("--ubatch-size", o->ubatch, "llama.cpp: physical batch n_ubatch (default 512)");
+  sub->add_flag("--swa-full", o->swa_full, "llama.cpp: full-size cache for sliding-window layers");
+  sub->add_option("--max-num-seqs", o->max_num_seqs, "Sequences per step (engine default)");
+  sub->add_option("--max-num-batched-tokens", o->max_num_batched_tokens,
+                  "Tokens per forward pass: sizes the activation reserve (SGLang: --chunked-prefill-size)");
+  sub->add_option("--block-size", o->block_size,
+                  "Tokens per KV block (vLLM 16, TRT-LLM 32, SGLang 1; llama.cpp cell padding 256)");
+  sub->add_option("--kv-cache-dtype", o->kv_cache_dtype, "auto, fp16, bf16, fp8, fp8_e5m2, int8, q8_0, ...")
+      ->capture_default_str();
+  sub->add_option("--weight-dtype", o->weight_dtype, "Override weights: fp16, bf16, fp8, int8, int4, nvfp4, mxfp4");
+  sub->add_option("--quant-group-size", o->quant_group_size, "int4 scale group size")->capture_default_str();
+  sub->add_option("--tp,--tensor-parallel-size", o->tp, "Tensor-parallel ranks (also -tp)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))->capture_default_str();
+  sub->add_option("--pp,--pipeline-parallel-size", o->pp, "Pipeline stages (also -pp)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))->capture_default_str();
+  sub->add_option("--dp,--data-parallel-size", o->dp, "Data-parallel replicas (also -dp)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))->capture_default_str();
+  sub->add_option("--nodes", o->nodes, "Machines")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))
+      ->capture_default_str();
+  sub->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per machine (default 8)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
+  sub->add_option("--kv-cache-memory-bytes", o->kv_cache_memory_bytes,
+                  "Explicit KV budget per GPU (vLLM kv_cache_memory_bytes), e.g. 3.81GiB: bypasses the estimate");
+  sub->add_option("--max-total-tokens", o->max_total_tokens, "SGLang: explicit KV pool size in tokens");
+  sub->add_option("--max-gpu-total-bytes", o->max_gpu_total_bytes, "TensorRT-LLM: cap on the KV pool");
+  sub->add_option("--reserve", o->reserve, "Activation/overhead reserve per GPU (overrides the model), e.g. 2GiB");
+  sub->add_flag("--enforce-eager", o->enforce_eager, "No CUDA graphs");
+  sub->add_option("--cuda-graph-max-bs", o->cuda_graph_max_bs, "Largest CUDA-graph batch (engine default)");
+  sub->add_flag("--enable-prefix-caching", o->enable_prefix_caching, "Recorded for the paging planner");
+  sub->add_option("--concurrency", o->concurrency, "Also report the longest max_model_len at this concurrency");
+  AddFormatOption(sub, o->format);
+  sub->footer(R"(Examples:
+  kvplan capacity llama-3.1-8b --gpu h100-sxm
+  kvplan capacity llama-3.1-70b --gpu a100-80gb -tp 4 --max-model-len 32K --kv-cache-dtype fp8
+  kvplan capacity llama-3.1-8b --gpu rtx-3090 --max-model-len 20000 --kv-cache-memory-bytes 3.8125GiB
+  kvplan capacity qwen3-32b --gpu h200 --engine sglang --mem-fraction-static 0.88 --format json
+  kvplan capacity llama-2-7b --gpu a100-80gb --engine trtllm --free-gpu-memory-fraction 0.95
+  kvplan capacity gemma-3-27b --gpu rtx-4090 --engine llama.cpp -c 32K -np 4 --kv-cache-dtype q8_0
+  kvplan capacity deepseek-v3 --gpu h200 -tp 8 --nodes 2 -pp 2 --weight-dtype fp8 --concurrency 64
+  kvplan capacity llama-3.1-8b --gpu ./my-profile.yaml --reserve 2GiB)");
+  sub->callback([o, &exit_code] {
+    Run(*o);
+    exit_code = 0;
+  });
+}
+
+}  // namespace kvplan

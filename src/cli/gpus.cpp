@@ -1,0 +1,125 @@
+// kvplan gpus [NAME]: the bundled hardware catalog, or one device in full
+// (a catalog name or a hardware/profile YAML path).
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "report/json.h"
+#include "report/table.h"
+#include "spec/catalog.h"
+#include "util/units.h"
+
+namespace kvplan {
+namespace {
+
+struct GpusOptions {
+  std::string name;
+  std::string format = "text";
+};
+
+std::string Tflops(const HardwareSpec& h, const std::string& dtype) {
+  double f = h.PeakFlops(dtype);
+  return f > 0 ? fmt::format("{:.1f}", f / 1e12) : "-";
+}
+
+Json GpuJson(const HardwareSpec& h) {
+  Json j;
+  j.Set("name", h.name);
+  j.Set("display_name", h.display_name);
+  j.Set("vendor", h.vendor);
+  j.Set("memory_bytes", h.memory_bytes);
+  j.Set("usable_memory_bytes", h.usable_memory_bytes);
+  j.Set("total_memory_bytes", h.TotalMemoryBytes());
+  j.Set("memory_bandwidth_gbps", h.memory_bandwidth_gbps);
+  Json flops;
+  for (const auto& [dtype, v] : h.flops) flops.Set(dtype, v);
+  j.Set("flops", std::move(flops));
+  j.Set("interconnect_gbps", h.interconnect_gbps);
+  j.Set("source", h.source);
+  j.Set("source_url", h.source_url);
+  if (h.measured) {
+    Json m;
+    m.Set("device", h.measured->device);
+    m.Set("machine", h.measured->machine);
+    m.Set("read_ceiling_gbps", h.measured->read_ceiling_gbps);
+    Json curve = Json::MakeArray();
+    for (const BandwidthPoint& p : h.measured->curve) {
+      Json pt;
+      pt.Set("bytes", p.bytes);
+      pt.Set("gbps", p.gbps);
+      curve.Push(std::move(pt));
+    }
+    m.Set("curve", std::move(curve));
+    j.Set("measured", std::move(m));
+  }
+  return j;
+}
+
+void ShowOne(const HardwareSpec& h, Format format) {
+  if (format == Format::kJson) {
+    Print(GpuJson(h).Dump() + "\n");
+    return;
+  }
+  Table t({"field", "value"});
+  t.SetAlign(1, Table::Align::kLeft);
+  auto add = [&](std::string k, std::string v) { t.AddRow({std::move(k), std::move(v)}); };
+  add("name", h.name);
+  add("display_name", h.display_name);
+  add("vendor", h.vendor);
+  add("memory", fmt::format("{} B = {}", WithCommas(h.memory_bytes), FormatBoth(h.memory_bytes)));
+  if (h.usable_memory_bytes) {
+    add("usable memory", fmt::format("{} B = {}", WithCommas(h.usable_memory_bytes), FormatBoth(h.usable_memory_bytes)));
+  }
+  add("memory bandwidth", fmt::format("{} GB/s", h.memory_bandwidth_gbps));
+  for (const auto& [dtype, v] : h.flops) add(dtype + " dense", fmt::format("{:.1f} TFLOP/s", v / 1e12));
+  if (h.interconnect_gbps > 0) add("interconnect", fmt::format("{} GB/s", h.interconnect_gbps));
+  if (h.measured) {
+    add("measured on", h.measured->device + (h.measured->machine.empty() ? "" : ", " + h.measured->machine));
+    add("measured read ceiling", fmt::format("{:.1f} GB/s", h.measured->read_ceiling_gbps));
+    add("measured curve points", std::to_string(h.measured->curve.size()));
+  }
+  add("source", h.source);
+  if (!h.source_url.empty()) add("source_url", h.source_url);
+  Print(format == Format::kCsv ? t.Csv() : t.Text(""));
+}
+
+void Run(const GpusOptions& o) {
+  Format format = ToFormat(o.format);
+  if (!o.name.empty()) {
+    ShowOne(LoadHardware(o.name), format);
+    return;
+  }
+  const std::vector<HardwareSpec>& all = CatalogHardware();
+  if (format == Format::kJson) {
+    Json arr = Json::MakeArray();
+    for (const HardwareSpec& h : all) arr.Push(GpuJson(h));
+    Print(arr.Dump() + "\n");
+    return;
+  }
+  Table t({"name", "device", "memory GiB", "memory GB", "bandwidth GB/s", "bf16 TFLOP/s",
+           "fp8 TFLOP/s"});
+  t.SetAlign(1, Table::Align::kLeft);
+  for (const HardwareSpec& h : all) {
+    t.AddRow({h.name, h.display_name, fmt::format("{:.2f}", static_cast<double>(h.memory_bytes) / kGiB),
+              fmt::format("{:.2f}", static_cast<double>(h.memory_bytes) / kGB),
+              fmt::format("{:g}", h.memory_bandwidth_gbps), Tflops(h, "bf16"), Tflops(h, "fp8")});
+  }
+  Print(format == Format::kCsv ? t.Csv() : t.Text(""));
+}
+
+}  // namespace
+
+void SetupGpusCommand(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<GpusOptions>();
+  CLI::App* sub = app.add_subcommand("gpus", "List the bundled accelerator catalog, or show one device");
+  sub->add_option("name", o->name, "A catalog name or a hardware/profile YAML to show in full");
+  AddFormatOption(sub, o->format);
+  sub->footer(
+      "Examples:\n  kvplan gpus\n  kvplan gpus h100-sxm\n  kvplan gpus ./profile.yaml --format json\n"
+      "  kvplan gpus --format csv\n\nFLOP/s are dense (no sparsity); GB = 10^9 B, GiB = 2^30 B.");
+  sub->callback([o, &exit_code] {
+    Run(*o);
+    exit_code = 0;
+  });
+}
+
+}  // namespace kvplan

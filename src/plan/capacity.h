@@ -1,0 +1,198 @@
+// Capacity: how many KV-cache tokens (and concurrent requests) one deployment
+// holds, computed the way each serving engine sizes its cache
+// (/work/shared/engines.md, docs/capacity.md):
+//
+//   vLLM      kv = total * gpu_memory_utilization - weights - reserve
+//   SGLang    kv = total * mem_fraction_static   - weights - reserve
+//   TRT-LLM   kv = (total - weights - reserve) * free_gpu_memory_fraction
+//   llama.cpp kv = n_ctx cells up front; the budget only decides whether it fits
+//
+// then rounds the budget down to whole blocks (vLLM 16 tokens, TRT-LLM 32,
+// SGLang 1, llama.cpp cells padded to 256). Every figure is per GPU unless
+// the name says `cluster_`; with pipeline parallelism the tightest stage
+// decides the blocks. An explicit budget (kv_cache_memory_bytes, SGLang's
+// max_total_tokens) bypasses the estimate so the arithmetic can be checked
+// exactly against an engine's log.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plan/engines.h"
+#include "plan/kv.h"
+#include "plan/weights.h"
+#include "spec/hardware_spec.h"
+#include "spec/model_spec.h"
+
+namespace kvplan {
+
+/// A deployment: the engine and its flags. Zero means "the engine's default"
+/// (resolved by ResolveEngineConfig and reported back in CapacityResult).
+struct EngineConfig {
+  Engine engine = Engine::kVllm;
+
+  /// vLLM --gpu-memory-utilization (default 0.9), SGLang --mem-fraction-static
+  /// (default from GPU memory, see engines.cpp), TRT-LLM
+  /// --free-gpu-memory-fraction (default 0.9). Ignored by llama.cpp. 0: default.
+  double memory_fraction = 0;
+
+  uint64_t max_model_len = 0;           // tokens per request; 0: the model's max_context
+                                        // (llama.cpp: n_ctx / n_parallel)
+  uint64_t max_num_seqs = 0;            // 0: engine default (vLLM 256 or 1024, SGLang/TRT 256...)
+  uint64_t max_num_batched_tokens = 0;  // tokens in one forward pass; 0: engine default
+  uint64_t block_size = 0;              // tokens per block; 0: vLLM 16, TRT-LLM 32, SGLang 1,
+                                        // llama.cpp 256 (cell padding)
+  std::string kv_cache_dtype = "auto";  // a CacheDtype name; "auto" = from the weights
+  std::string weight_dtype;             // "": the model's; else fp16|bf16|fp8|int8|int4|...
+  uint64_t quant_group_size = 128;      // int4/int8 per-group scale granularity
+
+  uint64_t tp = 1;             // tensor parallel ranks
+  uint64_t pp = 1;             // pipeline stages
+  uint64_t dp = 1;             // data-parallel replicas
+  uint64_t nodes = 1;          // machines
+  uint64_t gpus_per_node = 0;  // 0: tp * pp * dp / nodes (exactly enough)
+
+  uint64_t kv_cache_memory_bytes = 0;  // explicit KV budget per GPU (vLLM); 0: estimate
+  uint64_t max_total_tokens = 0;       // SGLang --max-total-tokens; 0: from memory
+  uint64_t max_gpu_total_bytes = 0;    // TRT-LLM cap on the KV pool; 0: none
+  std::optional<uint64_t> reserve_bytes;  // --reserve: activation/overhead bytes per GPU
+
+  bool enforce_eager = false;          // no CUDA graphs (vLLM --enforce-eager,
+                                       // SGLang --disable-cuda-graph)
+  uint64_t cuda_graph_max_bs = 0;      // largest captured batch; 0: engine default
+  bool enable_prefix_caching = false;  // recorded for the paging planner
+
+  // llama.cpp (-c/--ctx-size is max_model_len * n_parallel when n_ctx is 0).
+  uint64_t n_ctx = 0;       // total cells for all sequences; 0: 4096 (llama-server default)
+  uint64_t n_parallel = 0;  // -np/--parallel sequences; 0: 1
+  uint64_t n_ubatch = 0;    // physical batch; 0: 512
+  uint64_t n_batch = 0;     // logical batch; 0: 2048
+  bool swa_full = false;    // --swa-full: full-size cache for sliding-window layers
+};
+
+enum class Severity { kWarning, kError };
+
+/// A finding about a configuration: errors make it impossible, warnings
+/// are worth a look. `code` is stable for tests and JSON.
+struct Lint {
+  Severity severity = Severity::kWarning;
+  std::string code;     // e.g. "tp-heads", "window-over-context", "dtype-engine"
+  std::string message;  // one line, says why
+};
+
+/// The memory kept back from the KV cache (per GPU), term by term
+/// (docs/capacity.md says where each term comes from).
+struct Reserve {
+  uint64_t activation_bytes = 0;  // peak of one forward pass over the batched tokens
+  uint64_t logits_bytes = 0;      // fp32 logits + sampler buffers for the sampled rows
+  uint64_t non_torch_bytes = 0;   // CUDA context, cuBLAS/NCCL workspaces
+  uint64_t cuda_graph_bytes = 0;  // captured graphs' private pools
+  uint64_t rope_cache_bytes = 0;  // rotary cos/sin table: max_context x rotary dim x 2 B
+  uint64_t total_bytes = 0;       // what is subtracted
+  bool overridden = false;        // --reserve given: total_bytes is the user's
+};
+
+/// One pipeline stage (all of the model when pp = 1), on one GPU of it.
+struct StageCapacity {
+  uint64_t stage = 0;
+  uint64_t first_layer = 0;         // [first_layer, first_layer + layers)
+  uint64_t layers = 0;
+  uint64_t weights_bytes = 0;       // per GPU of the stage
+  uint64_t kv_budget_bytes = 0;     // per GPU, after weights and reserve (0 when negative)
+  int64_t headroom_bytes = 0;       // budget before clamping at 0 (negative: weights don't fit)
+  uint64_t bytes_per_token = 0;     // per GPU of the stage, every caching layer, before window caps
+  uint64_t block_bytes = 0;         // one block (block_size tokens) across the stage's layers
+  uint64_t num_blocks = 0;
+  KvCost kv;                        // the stage's per-request cost on one GPU
+};
+
+struct CapacityResult {
+  EngineConfig config;        // with every default resolved
+  std::string engine_name;    // "vllm", "sglang", "trtllm", "llama.cpp"
+  std::string kv_cache_dtype; // resolved CacheDtype name
+  std::string weight_dtype;   // resolved
+
+  // Parallel layout.
+  uint64_t gpus_per_replica = 1;  // tp * pp
+  uint64_t replicas = 1;          // dp
+  uint64_t gpus = 1;              // tp * pp * dp
+  uint64_t gpus_available = 1;    // nodes * gpus_per_node
+
+  // Per GPU, on the tightest stage.
+  uint64_t total_memory_bytes = 0;  // what the engine sees as total
+  uint64_t usable_bytes = 0;        // total * fraction (vLLM, SGLang); free * fraction (TRT-LLM)
+  uint64_t weights_bytes = 0;
+  Reserve reserve;
+  uint64_t kv_budget_bytes = 0;     // the KV pool's bytes (explicit or estimated)
+  bool explicit_budget = false;     // from kv_cache_memory_bytes / max_total_tokens
+  uint64_t block_size = 0;          // tokens per block
+  uint64_t block_bytes = 0;         // one block across every caching layer of the stage
+  uint64_t num_blocks = 0;
+  uint64_t bytes_per_token = 0;     // every caching layer of the stage, before window caps
+  uint64_t max_tokens = 0;          // tokens the cache holds (the engine's "KV cache size")
+  uint64_t kv_used_bytes = 0;       // num_blocks * block_bytes (what is really allocated)
+
+  // Requests of max_model_len tokens.
+  uint64_t max_model_len = 0;
+  uint64_t request_bytes = 0;        // one max_model_len request, window caps applied
+  uint64_t blocks_per_request = 0;   // cdiv(request_bytes, block_bytes)
+  double max_concurrency = 0;        // num_blocks / blocks_per_request (vLLM's "X.XXx")
+  uint64_t max_requests = 0;         // whole requests: floor(max_concurrency)
+  bool fits = false;                 // at least one max_model_len request fits
+  uint64_t largest_max_model_len = 0;  // longest single request the cache holds (vLLM's estimate)
+  uint64_t model_max_context = 0;      // the model's max_context: searches stop there
+
+  std::vector<StageCapacity> stages;  // pp entries, stage order
+  size_t tightest_stage = 0;
+
+  // Cluster totals: every replica's cache together.
+  uint64_t cluster_max_tokens = 0;    // max_tokens * dp
+  uint64_t cluster_max_requests = 0;  // max_requests * dp
+  uint64_t cluster_memory_bytes = 0;  // total_memory_bytes * gpus
+
+  // SGLang: K and V pool bytes per GPU; llama.cpp: K and V buffers.
+  uint64_t k_bytes = 0;
+  uint64_t v_bytes = 0;
+  uint64_t cells = 0;  // llama.cpp: n_ctx cells allocated (padded)
+
+  std::vector<Lint> lints;            // warnings and errors, in order found
+  std::vector<std::string> engine_log;  // the engine's own startup lines, predicted
+
+  /// True when some lint is an error.
+  bool HasError() const;
+  /// Blocks (of block_size tokens, on the tightest stage) that one request of
+  /// `tokens` tokens holds, window caps and the engine's sliding-window extra
+  /// block included.
+  uint64_t BlocksForRequest(uint64_t tokens) const;
+};
+
+/// Fills every zero/default field of `config` with the engine's default for
+/// this model and GPU (e.g. vLLM max_num_batched_tokens 8192 on >= 70 GiB GPUs).
+EngineConfig ResolveEngineConfig(const ModelSpec& model, const HardwareSpec& gpu,
+                                 const EngineConfig& config);
+
+/// Configuration problems (tp not dividing heads, tp*pp over the GPUs, a cache
+/// dtype the engine lacks, a window over the context...). Never throws.
+std::vector<Lint> LintConfig(const ModelSpec& model, const HardwareSpec& gpu,
+                             const EngineConfig& resolved);
+
+/// The modelled activation/overhead reserve per GPU for this engine, model
+/// and batched-token budget (docs/capacity.md), or the override.
+Reserve ModelReserve(const ModelSpec& model, const HardwareSpec& gpu,
+                     const EngineConfig& resolved);
+
+/// The full capacity picture. Never throws for configuration problems: they
+/// are reported as error lints (and the figures that depend on them are 0);
+/// throws Error only on arithmetic overflow.
+CapacityResult ComputeCapacity(const ModelSpec& model, const HardwareSpec& gpu,
+                               const EngineConfig& config);
+
+/// The longest max_model_len (at most the model's max_context) at which
+/// `concurrency` requests fit at once (0 when not even one token each fits).
+/// Uses ComputeCapacity's blocks.
+uint64_t MaxModelLenAtConcurrency(const CapacityResult& capacity, uint64_t concurrency);
+
+}  // namespace kvplan

@@ -1,0 +1,347 @@
+#include "plan/weights.h"
+
+#include <algorithm>
+#include <array>
+
+#include "plan/kv.h"
+#include "util/checked.h"
+#include "util/error.h"
+
+namespace kvplan {
+namespace {
+
+// vLLM pads the vocabulary of VocabParallelEmbedding / ParallelLMHead to a
+// multiple of 64 (DEFAULT_VOCAB_PADDING_SIZE) before splitting it over ranks.
+constexpr uint64_t kVocabPadding = 64;
+
+WeightTensor Linear(TensorPart part, std::string name, uint64_t rows, uint64_t cols, TpSplit split,
+                    uint64_t copies = 1) {
+  WeightTensor t;
+  t.part = part;
+  t.name = std::move(name);
+  t.rows = rows;
+  t.cols = cols;
+  t.copies = copies;
+  t.linear = true;
+  t.split = split;
+  return t;
+}
+
+WeightTensor Vector(TensorPart part, std::string name, uint64_t length, TpSplit split,
+                    uint64_t copies = 1) {
+  WeightTensor t;
+  t.part = part;
+  t.name = std::move(name);
+  t.rows = 1;
+  t.cols = length;
+  t.copies = copies;
+  t.split = split;
+  return t;
+}
+
+uint64_t NormParams(const ModelSpec& m, uint64_t width) {
+  return m.norm == "layernorm" ? 2 * width : width;  // layernorm has a bias
+}
+
+// GPT-2 style models learn absolute position embeddings (wpe); the others
+// in the catalog use rotary or no positions.
+bool LearnedPositions(const ModelSpec& m) { return m.architecture.rfind("GPT2", 0) == 0; }
+
+// Qwen2 puts biases on q/k/v only; gpt-oss and GPT-2 on o_proj too.
+bool OutputProjectionBias(const ModelSpec& m) {
+  return m.attention_bias && m.architecture.rfind("Qwen2", 0) != 0;
+}
+
+// A plain (2-matrix) MLP in a model with biases carries them (GPT-2);
+// gpt-oss experts carry biases too.
+bool MlpBias(const ModelSpec& m) { return m.attention_bias && (m.mlp == "plain" || m.moe); }
+
+bool ArchStarts(const ModelSpec& m, std::string_view prefix) {
+  return m.architecture.rfind(prefix, 0) == 0;
+}
+
+// Per-head RMS norms on q and k (Qwen3, Gemma 3).
+bool QkNorm(const ModelSpec& m) { return ArchStarts(m, "Qwen3") || ArchStarts(m, "Gemma3"); }
+
+// Gemma 2/3 norm before and after both the attention and the MLP.
+uint64_t NormsPerLayer(const ModelSpec& m) {
+  return ArchStarts(m, "Gemma2") || ArchStarts(m, "Gemma3") ? 4 : 2;
+}
+
+void AddAttention(const ModelSpec& m, const LayerGroup& g, std::vector<WeightTensor>& out) {
+  const uint64_t h = m.hidden_size;
+  if (g.kind == LayerKind::kMla && m.mla) {
+    const MlaSpec& a = *m.mla;
+    const uint64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    if (a.q_lora_rank != 0) {
+      // Down-projections are ReplicatedLinear in vLLM's DeepseekV2 attention.
+      out.push_back(Linear(TensorPart::kAttention, "q_a_proj", a.q_lora_rank, h, TpSplit::kReplicated));
+      out.push_back(Vector(TensorPart::kNorm, "q_a_layernorm", a.q_lora_rank, TpSplit::kReplicated));
+      out.push_back(Linear(TensorPart::kAttention, "q_b_proj", m.query_heads * qk, a.q_lora_rank,
+                           TpSplit::kColumn));
+    } else {
+      out.push_back(Linear(TensorPart::kAttention, "q_proj", m.query_heads * qk, h, TpSplit::kColumn));
+    }
+    out.push_back(Linear(TensorPart::kAttention, "kv_a_proj_with_mqa",
+                         a.kv_lora_rank + a.qk_rope_head_dim, h, TpSplit::kReplicated));
+    out.push_back(Vector(TensorPart::kNorm, "kv_a_layernorm", a.kv_lora_rank, TpSplit::kReplicated));
+    out.push_back(Linear(TensorPart::kAttention, "kv_b_proj",
+                         m.query_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank,
+                         TpSplit::kColumn));
+    out.push_back(Linear(TensorPart::kAttention, "o_proj", h, m.query_heads * a.v_head_dim, TpSplit::kRow));
+    return;
+  }
+  const uint64_t kv = g.kv_heads != 0 ? g.kv_heads : m.kv_heads;
+  const uint64_t d = g.head_dim != 0 ? g.head_dim : m.head_dim;
+  const uint64_t vd = g.v_head_dim != 0 ? g.v_head_dim : (m.v_head_dim != 0 ? m.v_head_dim : d);
+  out.push_back(Linear(TensorPart::kAttention, "q_proj", m.query_heads * d, h, TpSplit::kColumn));
+  WeightTensor k = Linear(TensorPart::kAttention, "k_proj", kv * d, h, TpSplit::kKvHeads);
+  k.kv_heads = kv;
+  WeightTensor v = Linear(TensorPart::kAttention, "v_proj", kv * vd, h, TpSplit::kKvHeads);
+  v.kv_heads = kv;
+  out.push_back(k);
+  out.push_back(v);
+  out.push_back(Linear(TensorPart::kAttention, "o_proj", h, m.query_heads * vd, TpSplit::kRow));
+  if (QkNorm(m)) out.push_back(Vector(TensorPart::kNorm, "q_norm+k_norm", 2 * d, TpSplit::kReplicated));
+  // gpt-oss: one learned attention-sink logit per query head.
+  if (ArchStarts(m, "GptOss")) {
+    out.push_back(Vector(TensorPart::kAttention, "sinks", m.query_heads, TpSplit::kColumn));
+  }
+  if (m.attention_bias) {
+    out.push_back(Vector(TensorPart::kBias, "q_proj.bias", m.query_heads * d, TpSplit::kColumn));
+    WeightTensor kb = Vector(TensorPart::kBias, "k_proj.bias", kv * d, TpSplit::kKvHeads);
+    kb.kv_heads = kv;
+    WeightTensor vb = Vector(TensorPart::kBias, "v_proj.bias", kv * vd, TpSplit::kKvHeads);
+    vb.kv_heads = kv;
+    out.push_back(kb);
+    out.push_back(vb);
+    if (OutputProjectionBias(m)) {
+      out.push_back(Vector(TensorPart::kBias, "o_proj.bias", h, TpSplit::kReplicated));
+    }
+  }
+}
+
+void AddMlp(const ModelSpec& m, TensorPart part, const std::string& prefix, uint64_t width,
+            uint64_t copies, std::vector<WeightTensor>& out) {
+  const uint64_t h = m.hidden_size;
+  const uint64_t up_rows = m.mlp == "gated" ? 2 * width : width;  // gate + up, or up
+  out.push_back(Linear(part, prefix + "gate_up_proj", up_rows, h, TpSplit::kColumn, copies));
+  out.push_back(Linear(part, prefix + "down_proj", h, width, TpSplit::kRow, copies));
+  if (MlpBias(m)) {
+    out.push_back(Vector(TensorPart::kBias, prefix + "gate_up_proj.bias", up_rows, TpSplit::kColumn, copies));
+    out.push_back(Vector(TensorPart::kBias, prefix + "down_proj.bias", h, TpSplit::kReplicated, copies));
+  }
+}
+
+bool IsMoeLayer(const ModelSpec& m, uint64_t i) {
+  if (!m.moe) return false;
+  const MoeSpec& e = *m.moe;
+  return i >= e.dense_layers && e.period != 0 && i % e.period == e.offset;
+}
+
+void AddMamba(const ModelSpec& m, std::vector<WeightTensor>& out) {
+  const MambaSpec& s = *m.mamba;
+  const uint64_t h = m.hidden_size;
+  const uint64_t inner = s.expand * h;
+  const uint64_t dt_rank = s.dt_rank != 0 ? s.dt_rank : CeilDiv(h, 16);  // Mamba's "auto"
+  // vLLM's MambaMixer: in/x/dt projections are column-parallel over d_inner,
+  // out_proj row-parallel; conv, A and D are split with d_inner.
+  out.push_back(Linear(TensorPart::kMamba, "in_proj", 2 * inner, h, TpSplit::kColumn));
+  out.push_back(Vector(TensorPart::kMamba, "conv1d.weight", inner * s.d_conv, TpSplit::kColumn));
+  out.push_back(Vector(TensorPart::kMamba, "conv1d.bias", inner, TpSplit::kColumn));
+  out.push_back(Linear(TensorPart::kMamba, "x_proj", dt_rank + 2 * s.d_state, inner, TpSplit::kRow));
+  out.push_back(Linear(TensorPart::kMamba, "dt_proj", inner, dt_rank, TpSplit::kColumn));
+  out.push_back(Vector(TensorPart::kMamba, "dt_proj.bias", inner, TpSplit::kColumn));
+  out.push_back(Vector(TensorPart::kMamba, "A_log", inner * s.d_state, TpSplit::kColumn));
+  out.push_back(Vector(TensorPart::kMamba, "D", inner, TpSplit::kColumn));
+  out.push_back(Linear(TensorPart::kMamba, "out_proj", h, inner, TpSplit::kRow));
+  // Jamba's inner layernorms on dt, B and C.
+  out.push_back(Vector(TensorPart::kNorm, "dt_layernorm", dt_rank, TpSplit::kReplicated));
+  out.push_back(Vector(TensorPart::kNorm, "b_layernorm", s.d_state, TpSplit::kReplicated));
+  out.push_back(Vector(TensorPart::kNorm, "c_layernorm", s.d_state, TpSplit::kReplicated));
+}
+
+uint64_t Bits(const WeightTensor& t, const WeightFormat& f, uint64_t rows, uint64_t cols) {
+  const uint64_t elems = CheckedMul(rows, cols, "weight elements");
+  if (!t.linear) return CheckedMul(elems, f.dense_bytes * 8, "weight bits");
+  uint64_t bits = CheckedMul(elems, f.bits, "weight bits");
+  if (f.group_elems != 0) {
+    bits = CheckedAdd(bits, CheckedMul(CheckedMul(rows, CeilDiv(cols, f.group_elems)),
+                                       f.group_scale_bits, "weight scale bits"));
+  }
+  bits = CheckedAdd(bits, CheckedMul(rows, f.row_scale_bytes * 8, "weight scale bits"));
+  return CheckedAdd(bits, f.tensor_scale_bytes * 8, "weight bits");
+}
+
+}  // namespace
+
+WeightFormat FindWeightFormat(std::string_view name, uint64_t group_size) {
+  if (group_size == 0) group_size = 128;
+  WeightFormat f;
+  if (name == "fp32" || name == "float32") {
+    f = {"fp32", 32, 0, 0, 0, 0, 4};
+  } else if (name == "fp16" || name == "float16" || name == "half") {
+    f = {"fp16", 16, 0, 0, 0, 0, 2};
+  } else if (name == "bf16" || name == "bfloat16") {
+    f = {"bf16", 16, 0, 0, 0, 0, 2};
+  } else if (name == "fp8" || name == "fp8_e4m3") {
+    f = {"fp8", 8, 0, 0, 0, 4, 2};  // one fp32 scale per tensor
+  } else if (name == "int8" || name == "w8a8") {
+    f = {"int8", 8, 0, 0, 4, 0, 2};  // fp32 scale per output channel (compressed-tensors w8a8)
+  } else if (name == "int4" || name == "awq" || name == "gptq" || name == "w4a16") {
+    f = {"int4", 4, group_size, 16 + 4, 0, 0, 2};  // fp16 scale + 4-bit zero per group
+  } else if (name == "nvfp4") {
+    f = {"nvfp4", 4, 16, 8, 0, 4, 2};  // fp8 scale per 16, fp32 global scale
+  } else if (name == "mxfp4") {
+    f = {"mxfp4", 4, 32, 8, 0, 0, 2};  // e8m0 scale per 32
+  } else {
+    Fail("unknown weight dtype '{}' (known: fp32, fp16, bf16, fp8, int8, int4, nvfp4, mxfp4)", name);
+  }
+  return f;
+}
+
+std::string_view TensorPartName(TensorPart part) {
+  static constexpr std::array<std::string_view, 12> kNames = {
+      "embedding", "positions", "lm_head", "final_norm", "attention", "mlp",
+      "experts",   "shared_experts", "router", "mamba", "norms", "biases"};
+  return kNames[static_cast<size_t>(part)];
+}
+
+ModelTensors BuildModelTensors(const ModelSpec& m) {
+  ModelTensors t;
+  t.layers.resize(m.layers);
+  const bool dense_needs_width = !m.moe || m.moe->dense_layers > 0 || m.moe->period > 1;
+  if (m.vocab_size == 0 || (dense_needs_width && m.intermediate_size == 0)) {
+    // Without the architecture, spread the published count evenly over layers.
+    uint64_t per_layer = m.layers != 0 ? m.params / m.layers : 0;
+    for (uint64_t i = 0; i < m.layers; ++i) {
+      uint64_t n = per_layer + (i == 0 ? m.params - per_layer * m.layers : 0);
+      t.layers[i].push_back(Linear(TensorPart::kAttention, "layer", 1, n, TpSplit::kRow));
+    }
+    return t;
+  }
+  t.from_architecture = true;
+  const uint64_t h = m.hidden_size;
+  WeightTensor emb = Vector(TensorPart::kEmbedding, "embed_tokens", 0, TpSplit::kVocab);
+  emb.rows = m.vocab_size;
+  emb.cols = h;
+  t.model.push_back(emb);
+  if (LearnedPositions(m)) {
+    WeightTensor pos = Vector(TensorPart::kPositions, "embed_positions", 0, TpSplit::kReplicated);
+    pos.rows = m.max_context;
+    pos.cols = h;
+    t.model.push_back(pos);
+  }
+  if (!m.tie_embeddings) {
+    WeightTensor head = emb;
+    head.part = TensorPart::kLmHead;
+    head.name = "lm_head";
+    t.model.push_back(head);
+  }
+  t.model.push_back(Vector(TensorPart::kFinalNorm, "norm", NormParams(m, h), TpSplit::kReplicated));
+
+  const std::vector<size_t> group_of = m.LayerToGroup();
+  for (uint64_t i = 0; i < m.layers; ++i) {
+    std::vector<WeightTensor>& L = t.layers[i];
+    const LayerGroup& g = m.groups[group_of[i]];
+    // Mixer: attention, or Mamba for attention-free layers of a Mamba hybrid.
+    if (g.kind == LayerKind::kState && m.mamba) {
+      AddMamba(m, L);
+    } else if (g.kind != LayerKind::kState) {
+      AddAttention(m, g, L);
+    }
+    // Norms before the mixer and the MLP (Gemma: after them too).
+    L.push_back(Vector(TensorPart::kNorm, "layernorms", NormsPerLayer(m) * NormParams(m, h),
+                       TpSplit::kReplicated));
+    if (IsMoeLayer(m, i)) {
+      const MoeSpec& e = *m.moe;
+      L.push_back(Linear(TensorPart::kRouter, "router", e.experts, h, TpSplit::kReplicated));
+      L.back().linear = false;  // routers stay in 16-bit in quantized checkpoints
+      // gpt-oss: router bias; DeepSeek-V3: the routing score correction bias.
+      if (MlpBias(m) || ArchStarts(m, "DeepseekV3")) {
+        L.push_back(Vector(TensorPart::kBias, "router.bias", e.experts, TpSplit::kReplicated));
+      }
+      AddMlp(m, TensorPart::kExperts, "experts.", e.intermediate_size, e.experts, L);
+      if (e.shared_experts != 0) {
+        AddMlp(m, TensorPart::kSharedExperts, "shared_experts.",
+               e.intermediate_size * e.shared_experts, 1, L);
+      }
+    } else {
+      AddMlp(m, TensorPart::kMlp, "mlp.", m.intermediate_size, 1, L);
+    }
+  }
+  return t;
+}
+
+uint64_t CountParams(const ModelTensors& t) {
+  uint64_t n = 0;
+  for (const WeightTensor& w : t.model) n = CheckedAdd(n, w.Params(), "parameters");
+  for (const auto& layer : t.layers) {
+    for (const WeightTensor& w : layer) n = CheckedAdd(n, w.Params(), "parameters");
+  }
+  return n;
+}
+
+std::vector<std::pair<TensorPart, uint64_t>> ParamsByPart(const ModelTensors& t) {
+  std::array<uint64_t, 12> sums{};
+  for (const WeightTensor& w : t.model) sums[static_cast<size_t>(w.part)] += w.Params();
+  for (const auto& layer : t.layers) {
+    for (const WeightTensor& w : layer) sums[static_cast<size_t>(w.part)] += w.Params();
+  }
+  std::vector<std::pair<TensorPart, uint64_t>> out;
+  for (size_t i = 0; i < sums.size(); ++i) {
+    if (sums[i] != 0) out.emplace_back(static_cast<TensorPart>(i), sums[i]);
+  }
+  return out;
+}
+
+uint64_t TensorBytes(const WeightTensor& t, const WeightFormat& f, uint64_t tp) {
+  uint64_t rows = t.rows, cols = t.cols;
+  switch (t.split) {
+    case TpSplit::kColumn: rows = CeilDiv(rows, tp); break;
+    case TpSplit::kRow: cols = CeilDiv(cols, tp); break;
+    case TpSplit::kKvHeads:
+      rows = t.rows / t.kv_heads * KvHeadsPerRank(t.kv_heads, tp);
+      break;
+    case TpSplit::kVocab: rows = CeilDiv(RoundUp(rows, kVocabPadding), tp); break;
+    case TpSplit::kReplicated: break;
+  }
+  const uint64_t bits = Bits(t, f, rows, cols);
+  return CheckedMul(CeilDiv(bits, 8), t.copies, "weight bytes");
+}
+
+uint64_t StageWeightBytes(const ModelTensors& t, const WeightFormat& f, uint64_t tp,
+                          uint64_t first_layer, uint64_t layers, bool first_stage,
+                          bool last_stage) {
+  uint64_t bytes = 0;
+  for (const WeightTensor& w : t.model) {
+    bool here = false;
+    switch (w.part) {
+      case TensorPart::kEmbedding:
+        // A tied lm_head reuses the embedding: the last stage needs it too.
+        here = first_stage || (last_stage && !std::any_of(t.model.begin(), t.model.end(), [](const WeightTensor& x) {
+                                 return x.part == TensorPart::kLmHead;
+                               }));
+        break;
+      case TensorPart::kPositions: here = first_stage; break;
+      default: here = last_stage; break;
+    }
+    if (here) bytes = CheckedAdd(bytes, TensorBytes(w, f, tp), "weight bytes");
+  }
+  for (uint64_t i = first_layer; i < first_layer + layers && i < t.layers.size(); ++i) {
+    for (const WeightTensor& w : t.layers[i]) bytes = CheckedAdd(bytes, TensorBytes(w, f, tp), "weight bytes");
+  }
+  return bytes;
+}
+
+uint64_t ModelWeightBytes(const ModelTensors& t, const WeightFormat& f) {
+  return StageWeightBytes(t, f, 1, 0, t.layers.size(), true, true);
+}
+
+uint64_t WeightBytesFromParams(uint64_t params, const WeightFormat& f) {
+  uint64_t bits = CheckedMul(params, f.bits, "weight bits");
+  if (f.group_elems != 0) bits = CheckedAdd(bits, CeilDiv(params, f.group_elems) * f.group_scale_bits);
+  return CeilDiv(bits, 8);
+}
+
+}  // namespace kvplan

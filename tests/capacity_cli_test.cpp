@@ -1,0 +1,115 @@
+// kvplan capacity and kvplan gpus through the real binary: output in the
+// engine's words, JSON keys, and one exact error line (exit 2) for bad input.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "cli_runner.h"
+
+using kvplan::test::LineCount;
+using kvplan::test::RunKvplan;
+
+namespace {
+
+void ExpectError(const std::string& args, const std::string& message) {
+  CAPTURE(args);
+  auto r = RunKvplan(args);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "kvplan: error: " + message + "\n");
+  CHECK(LineCount(r.err) == 1);
+}
+
+}  // namespace
+
+TEST_CASE("capacity: vLLM's own lines for a given budget (vllm-project/vllm#10517)") {
+  auto r = RunKvplan("capacity llama-3.1-8b --gpu rtx-3090 --max-model-len 20000 "
+                     "--kv-cache-memory-bytes 3.8125GiB");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out.find("  GPU KV cache size: 31,232 tokens\n") != std::string::npos);
+  CHECK(r.out.find("  Maximum concurrency for 20,000 tokens per request: 1.56x\n") != std::string::npos);
+  CHECK(r.out.find("KV cache budget (given)") != std::string::npos);
+  CHECK(r.out.find(" GiB") != std::string::npos);
+  CHECK(r.out.find(" GB") != std::string::npos);
+  CHECK(r.out.find("\u2588") != std::string::npos);  // the memory bar
+}
+
+TEST_CASE("capacity: JSON keys and the max model len at a concurrency") {
+  auto r = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --max-model-len 8K --kv-cache-memory-bytes 16GiB "
+                     "--concurrency 4 --format json");
+  REQUIRE(r.exit_code == 0);
+  for (const char* key : {"\"kv_budget_bytes\": 17179869184", "\"weights_bytes\": 16060522496",
+                          "\"max_tokens\": 131072", "\"max_concurrency\": 16", "\"bytes_per_token\": 131072",
+                          "\"max_model_len_at_concurrency\": 32768", "\"num_blocks\": 8192"}) {
+    CAPTURE(key);
+    CHECK(r.out.find(key) != std::string::npos);
+  }
+}
+
+TEST_CASE("capacity: SGLang, TensorRT-LLM and llama.cpp lines") {
+  auto s = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --engine sglang --max-total-tokens 100000");
+  REQUIRE(s.exit_code == 0);
+  // K = (100000 + 1) x 32 x 8 x 128 x 2 B = 6,553,665,536 B = 6.10 GiB.
+  CHECK(s.out.find("KV Cache is allocated. #tokens: 100000, K size: 6.10 GB, V size: 6.10 GB") !=
+        std::string::npos);
+  auto t = RunKvplan("capacity llama-2-7b --gpu a100-80gb --engine trtllm --kv-cache-memory-bytes 69524783104");
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("Using 132608 tokens in paged KV cache.") != std::string::npos);
+  auto l = RunKvplan("capacity llama-3.1-8b --gpu rtx-4090 --engine llama.cpp -c 32K -np 4 --kv-cache-dtype q8_0");
+  REQUIRE(l.exit_code == 0);
+  CHECK(l.out.find("llama_kv_cache: size = 2176.00 MiB ( 32768 cells,  32 layers,  4/4 seqs), "
+                   "K (q8_0): 1088.00 MiB, V (q8_0): 1088.00 MiB") != std::string::npos);
+}
+
+TEST_CASE("capacity: csv has one header and one row; a spec path works for --gpu") {
+  auto r = RunKvplan("capacity qwen3-8b --gpu " + kvplan::test::SourcePath("hardware/l40s.yaml") +
+                     " --format csv");
+  REQUIRE(r.exit_code == 0);
+  CHECK(LineCount(r.out) == 2);
+  CHECK(r.out.rfind("model,gpu,engine,", 0) == 0);
+}
+
+TEST_CASE("capacity: bad input is one exact line and exit 2") {
+  ExpectError("capacity llama-3.1-8b --gpu h100-sx",
+              "unknown GPU 'h100-sx' (did you mean 'h100-sxm'?); `kvplan gpus` lists the catalog");
+  ExpectError("capacity llama-3.1-8b --gpu h100-sxm --gpu-memory-utilization 1.5",
+              "--gpu-memory-utilization must be in (0, 1], got 1.5");
+  ExpectError("capacity llama-3.1-8b --gpu h100-sxm --gpu-memory-utilization 0",
+              "--gpu-memory-utilization must be in (0, 1], got 0");
+  ExpectError("capacity llama-3.1-8b --gpu h100-sxm -tp 16",
+              "tp 16 x pp 1 x dp 1 needs 16 GPUs but 1 node(s) x 8 GPUs per node have 8");
+  ExpectError("capacity llama-3.1-8b --gpu h100-sxm --max-model-len -5", "--max-model-len: '-5' is negative");
+  ExpectError("capacity llama-3.1-8b --gpu h100-sxm -tp 3",
+              "tensor parallel size 3 does not divide the 32 query heads of llama-3.1-8b");
+  ExpectError("capacity llama-3.1-8b --gpu h100-sxm --kv-cache-dtype q4_0",
+              "vLLM has no q4_0 KV cache (ggml block types are llama.cpp's); use fp8");
+  ExpectError("capacity llama-3.1-8b --gpu h100-sxm --engine llama.cpp --kv-cache-dtype fp8",
+              "llama.cpp has no fp8_e4m3 KV cache (cache types: f32, f16, bf16, q8_0, q4_0, q4_1, "
+              "iq4_nl, q5_0, q5_1)");
+  ExpectError("capacity llama-3.1-8b --gpu h100-sxm --mem-fraction-static 0.8",
+              "--mem-fraction-static is sglang's flag, not vllm's (use --gpu-memory-utilization or "
+              "--engine sglang)");
+  ExpectError("capacity llama-3.1-405b --gpu h100-sxm",
+              "llama-3.1-405b does not fit: its weights take 755.96 GiB (811.71 GB) per GPU but "
+              "79.65 GiB (85.52 GB) x 0.9 = 71.68 GiB (76.97 GB) is usable; use more GPUs (-tp/-pp) "
+              "or quantized weights (--weight-dtype)");
+  ExpectError("capacity llama-3.1-8b --gpu h100-sxm --max-model-len 1M",
+              "max_model_len 1048576 is more than llama-3.1-8b's max_context 131072 (vLLM refuses "
+              "this without VLLM_ALLOW_LONG_MAX_MODEL_LEN)");
+}
+
+TEST_CASE("gpus: the catalog, one device, json") {
+  auto all = RunKvplan("gpus");
+  REQUIRE(all.exit_code == 0);
+  for (const char* name : {"a10g", "l4", "l40s", "a100-40gb", "a100-80gb", "h100-pcie", "h100-sxm",
+                           "h100-nvl", "h200", "b200", "mi300x", "mi325x", "rtx-3090", "rtx-4090"}) {
+    CAPTURE(name);
+    CHECK(all.out.find(std::string("\n") + name + " ") != std::string::npos);
+  }
+  auto one = RunKvplan("gpus h100-sxm --format json");
+  REQUIRE(one.exit_code == 0);
+  CHECK(one.out.find("\"memory_bytes\": 85899345920") != std::string::npos);
+  CHECK(one.out.find("\"memory_bandwidth_gbps\": 3350") != std::string::npos);
+  ExpectError("gpus h100-sx", "unknown GPU 'h100-sx' (did you mean 'h100-sxm'?); `kvplan gpus` lists the catalog");
+}

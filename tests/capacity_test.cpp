@@ -1,0 +1,412 @@
+// Capacity against published engine startup logs (docs/engine-logs.md), exact
+// where the engine's arithmetic is exact given the printed budget or block
+// count, plus the modelled reserve fitted to logs, and invariants over every
+// bundled model and GPU.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include "plan/capacity.h"
+#include "plan/parallel.h"
+#include "spec/catalog.h"
+#include "spec/model_reader.h"
+#include "util/units.h"
+
+using namespace kvplan;
+
+namespace {
+
+// A dense GQA model with the shape an engine log implies (its config.json).
+ModelSpec Shape(const std::string& name, uint64_t layers, uint64_t hidden, uint64_t q, uint64_t kv,
+                uint64_t head_dim, uint64_t vocab, uint64_t inter, uint64_t max_context,
+                const std::string& dtype = "bf16") {
+  std::string yaml = fmt::format(
+      "name: {}\nsource: test\nlayers: {}\nhidden_size: {}\nquery_heads: {}\nkv_heads: {}\n"
+      "head_dim: {}\nmax_context: {}\nparams: 1000000\nweight_dtype: {}\nvocab_size: {}\n"
+      "intermediate_size: {}\n",
+      name, layers, hidden, q, kv, head_dim, max_context, dtype, vocab, inter);
+  return ParseModelYaml(yaml, name + ".yaml");
+}
+
+HardwareSpec Gpu(const std::string& name) { return LoadHardware(name); }
+
+CapacityResult Run(const ModelSpec& m, const std::string& gpu, EngineConfig c) {
+  return ComputeCapacity(m, Gpu(gpu), c);
+}
+
+std::string Log(const CapacityResult& r, size_t i) {
+  REQUIRE(i < r.engine_log.size());
+  return r.engine_log[i];
+}
+
+}  // namespace
+
+TEST_CASE("vLLM V-1: Llama-3.1-8B on an RTX 3090, 1952 and 1478 blocks") {
+  // https://github.com/vllm-project/vllm/issues/10517 (comment by kaspersiminski):
+  // "GPU blocks: 1952 ... Maximum concurrency for 20000 tokens per request: 1.56x";
+  // "# GPU blocks: 1478 ... Maximum concurrency for 29000 tokens per request: 0.82x ...
+  //  maximum number of tokens that can be stored in KV cache (23648)".
+  ModelSpec m = LoadModel("llama-3.1-8b");
+  EngineConfig c;
+  c.max_model_len = 20000;
+  c.kv_cache_memory_bytes = 1952 * 2 * kMiB;  // 16 tokens x 128 KiB per block
+  CapacityResult a = Run(m, "rtx-3090", c);
+  CHECK(a.bytes_per_token == 131072);
+  CHECK(a.num_blocks == 1952);
+  CHECK(a.max_tokens == 31232);
+  CHECK(a.blocks_per_request == 1250);
+  CHECK(fmt::format("{:.2f}", a.max_concurrency) == "1.56");
+  CHECK(Log(a, 0) == "Available KV cache memory: 3.81 GiB");
+  CHECK(Log(a, 2) == "Maximum concurrency for 20,000 tokens per request: 1.56x");
+
+  c.max_model_len = 29000;
+  c.kv_cache_memory_bytes = 1478 * 2 * kMiB;
+  CapacityResult b = Run(m, "rtx-3090", c);
+  CHECK(b.num_blocks * 16 == 23648);
+  CHECK(fmt::format("{:.2f}", b.max_concurrency) == "0.82");
+  CHECK_FALSE(b.fits);
+  CHECK(b.largest_max_model_len == 23648);
+  CHECK(Log(b, 0) == "Available KV cache memory: 2.89 GiB");
+}
+
+TEST_CASE("vLLM V-1: the modelled activation peak matches the profiled torch peak") {
+  // Same log: peak_torch_memory 17.06 GiB (20000 batched tokens) and 17.98 GiB
+  // (29000) with 14.9888 GiB of weights, so the activation peak is 2.07 and
+  // 2.99 GiB (+-0.005); V0 batches max_model_len tokens in the profile run.
+  ModelSpec m = LoadModel("llama-3.1-8b");
+  for (auto [tokens, peak_gib] : {std::pair<uint64_t, double>{20000, 17.06 - 14.9888},
+                                  std::pair<uint64_t, double>{29000, 17.98 - 14.9888}}) {
+    EngineConfig c;
+    c.max_model_len = tokens;
+    c.max_num_batched_tokens = tokens;
+    c.max_num_seqs = 256;
+    c.tp = 1;
+    Reserve r = ModelReserve(m, Gpu("rtx-3090"), ResolveEngineConfig(m, Gpu("rtx-3090"), c));
+    double got = static_cast<double>(std::max(r.activation_bytes, r.logits_bytes)) / kGiB;
+    CAPTURE(tokens);
+    CHECK(got == doctest::Approx(peak_gib).epsilon(0.01));
+  }
+}
+
+TEST_CASE("vLLM: the sampler term matches the profiled peak of a 256-row run") {
+  // https://github.com/vllm-project/vllm/pull/10511 (youkaichao, 2024-12-14):
+  // Meta-Llama-3-8B on an 80 GB GPU, 256 sequences, 8192 batched tokens:
+  // "PyTorch activation peak memory 1.26GiB" (the forward pass alone is 0.84 GiB,
+  // so the sampler over 256 x 128,256 logits sets the peak).
+  ModelSpec m = LoadModel("llama-3.1-8b");
+  EngineConfig c;
+  c.max_num_batched_tokens = 8192;
+  c.max_num_seqs = 256;
+  Reserve r = ModelReserve(m, Gpu("h100-sxm"), ResolveEngineConfig(m, Gpu("h100-sxm"), c));
+  CHECK(r.logits_bytes > r.activation_bytes);
+  CHECK(static_cast<double>(r.logits_bytes) / kGiB == doctest::Approx(1.26).epsilon(0.05));
+}
+
+TEST_CASE("vLLM V-3: Qwen3-14B, 6.51 GiB available, max_model_len 32768") {
+  // https://github.com/LMCache/LMCache/issues/1739: "Available KV cache memory: 6.51 GiB",
+  // "GPU KV cache size: 42,656 tokens", "Maximum concurrency for 32,768 tokens per request: 1.30x".
+  ModelSpec m = Shape("qwen3-14b", 40, 5120, 40, 8, 128, 151936, 17408, 40960);
+  EngineConfig c;
+  c.max_model_len = 32768;
+  c.kv_cache_memory_bytes = ParseBytes("6.51GiB");
+  CapacityResult r = Run(m, "h100-sxm", c);
+  CHECK(r.bytes_per_token == 163840);
+  CHECK(r.max_tokens == 42656);
+  CHECK(Log(r, 1) == "GPU KV cache size: 42,656 tokens");
+  CHECK(Log(r, 2) == "Maximum concurrency for 32,768 tokens per request: 1.30x");
+}
+
+TEST_CASE("vLLM V-4: fp8 cache, 48 x 4 x 128, and the largest max_model_len when it does not fit") {
+  // https://github.com/vllm-project/vllm/issues/25350: "GPU KV cache size: 230,528 tokens",
+  // "Maximum concurrency for 100,000 tokens per request: 2.31x"; with --max-model-len 221000:
+  // "(10.12 GiB KV cache is needed, ... available KV cache memory (5.59 GiB). ... the estimated
+  // maximum model length is 122080". Block counts 14,408 and 7,630 are those the printed token
+  // counts imply (the GiB figures are rounded).
+  ModelSpec m = LoadModel("qwen3-30b-a3b");
+  m.max_context = 262144;  // the run used YaRN
+  EngineConfig c;
+  c.kv_cache_dtype = "fp8";
+  c.max_model_len = 100000;
+  c.kv_cache_memory_bytes = 14408ull * 16 * 49152;
+  CapacityResult a = Run(m, "h100-sxm", c);
+  CHECK(a.bytes_per_token == 49152);
+  CHECK(a.max_tokens == 230528);
+  CHECK(Log(a, 0) == "Available KV cache memory: 10.55 GiB");
+  CHECK(Log(a, 2) == "Maximum concurrency for 100,000 tokens per request: 2.31x");
+
+  c.max_model_len = 221000;
+  c.kv_cache_memory_bytes = 7630ull * 16 * 49152;
+  CapacityResult b = Run(m, "h100-sxm", c);
+  CHECK_FALSE(b.fits);
+  CHECK(b.largest_max_model_len == 122080);
+  CHECK(Log(b, 1).find("max seq len (221000), (10.12 GiB KV cache is needed") != std::string::npos);
+  CHECK(Log(b, 1).find("available KV cache memory (5.59 GiB)") != std::string::npos);
+  CHECK(Log(b, 1).find("estimated maximum model length is 122080.") != std::string::npos);
+}
+
+TEST_CASE("vLLM V-2 and V-6: concurrency from the printed blocks") {
+  // https://github.com/vllm-project/vllm/pull/24577 (mgoin): Qwen3-0.6B, "GPU KV cache size:
+  // 652,144 tokens", "Maximum concurrency for 4,096 tokens per request: 159.21x".
+  ModelSpec q = Shape("qwen3-0.6b", 28, 1024, 16, 8, 128, 151936, 3072, 40960);
+  EngineConfig c;
+  c.max_model_len = 4096;
+  c.kv_cache_memory_bytes = 40759ull * 16 * 114688;
+  CapacityResult a = Run(q, "a100-80gb", c);
+  CHECK(Log(a, 1) == "GPU KV cache size: 652,144 tokens");
+  CHECK(Log(a, 2) == "Maximum concurrency for 4,096 tokens per request: 159.21x");
+  // https://github.com/vllm-project/vllm/pull/12569: Llama-3.1-70B w8a8, "# GPU blocks: 1381",
+  // "Maximum concurrency for 2048 tokens per request: 10.79x".
+  ModelSpec l = LoadModel("llama-3.1-70b");
+  c = {};
+  c.max_model_len = 2048;
+  c.weight_dtype = "int8";
+  c.kv_cache_memory_bytes = 1381ull * 16 * 327680;
+  CapacityResult b = Run(l, "h100-sxm", c);
+  CHECK(b.num_blocks == 1381);
+  CHECK(fmt::format("{:.2f}", b.max_concurrency) == "10.79");
+}
+
+TEST_CASE("vLLM: int8 weights of Llama-3.1-70B match 'Loading model weights took 67.7229 GB'") {
+  // https://github.com/vllm-project/vllm/pull/12569 (w8a8: int8 linear layers with an fp32 scale
+  // per output channel; bf16 embeddings, lm_head and norms). vLLM's figure also holds the rotary
+  // cos/sin cache (131072 x 128 x 2 B = 32 MiB), which kvplan does not count as weights.
+  ModelSpec m = LoadModel("llama-3.1-70b");
+  ModelTensors t = BuildModelTensors(m);
+  uint64_t bytes = ModelWeightBytes(t, FindWeightFormat("int8"));
+  CHECK(static_cast<double>(bytes + 32 * kMiB) / kGiB == doctest::Approx(67.7229).epsilon(0.001));
+  // bf16 Llama-3.1-8B: "Model loading took 14.9889 GiB" (vllm PR #17122) = weights + the same cache.
+  uint64_t bf16 = ModelWeightBytes(BuildModelTensors(LoadModel("llama-3.1-8b")), FindWeightFormat("bf16"));
+  CHECK(bf16 == 8030261248ull * 2);
+  CHECK(static_cast<double>(bf16 + 32 * kMiB) / kGiB == doctest::Approx(14.9888).epsilon(0.0001));
+}
+
+TEST_CASE("SGLang S-1: K and V sizes from #tokens, Qwen3-235B-A22B at tp 4") {
+  // https://github.com/vllm-project/vllm/issues/21348: "KV Cache is allocated. #tokens: 367404,
+  // K size: 8.23 GB, V size: 8.23 GB" (SGLang's GB is bytes / 2^30).
+  ModelSpec m = Shape("qwen3-235b-a22b", 94, 4096, 64, 4, 128, 151936, 12288, 40960);
+  EngineConfig c;
+  c.engine = Engine::kSglang;
+  c.tp = 4;
+  c.memory_fraction = 0.93;
+  c.max_total_tokens = 367404;
+  c.weight_dtype = "fp8";
+  CapacityResult r = Run(m, "h100-sxm", c);
+  CHECK(r.bytes_per_token == 48128);
+  CHECK(r.max_tokens == 367404);
+  CHECK(Log(r, 0) == "KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, V size: 8.23 GB");
+}
+
+TEST_CASE("SGLang: default mem_fraction_static follows server_args' heuristic") {
+  // _handle_gpu_memory_settings: H100 (79.65 GiB > 60 GiB): reserve max(512 + 8192*1.5 +
+  // 256*2 + 1/8*1024, 10240) = 13440 MiB -> round((81559 - 13440) / 81559, 3) = 0.835.
+  CHECK(DefaultMemoryFraction(Engine::kSglang, Gpu("h100-sxm"), 1) == doctest::Approx(0.835));
+  // RTX 4090 (24 GiB): 512 + 2048*1.5 + 24*2 + 128 = 3760 MiB -> (24564 - 3760) / 24564 = 0.847.
+  HardwareSpec g = Gpu("rtx-4090");
+  double mib = static_cast<double>(g.TotalMemoryBytes()) / kMiB;
+  CHECK(DefaultMemoryFraction(Engine::kSglang, g, 1) ==
+        doctest::Approx(std::round((mib - 3760) / mib * 1000) / 1000));
+}
+
+TEST_CASE("TensorRT-LLM T-1: 69,524,783,104 bytes hold 132,608 tokens of a Llama-2-7B shape") {
+  // https://github.com/NVIDIA/TensorRT-LLM/issues/1400: "Allocate 69524783104 bytes for k/v
+  // cache." "Using 132608 tokens in paged KV cache."
+  EngineConfig c;
+  c.engine = Engine::kTrtllm;
+  c.kv_cache_memory_bytes = 69524783104ull;
+  CapacityResult r = Run(LoadModel("llama-2-7b"), "a100-80gb", c);
+  CHECK(r.block_size == 32);
+  CHECK(r.num_blocks == 4144);
+  CHECK(r.max_tokens == 132608);
+  CHECK(Log(r, 1) == "[TensorRT-LLM][INFO] Allocate 69524783104 bytes for k/v cache.");
+  CHECK(Log(r, 2) == "[TensorRT-LLM][INFO] Using 132608 tokens in paged KV cache.");
+}
+
+TEST_CASE("TensorRT-LLM: the fraction applies to memory free after loading") {
+  ModelSpec m = LoadModel("llama-2-7b");
+  EngineConfig c;
+  c.engine = Engine::kTrtllm;
+  c.memory_fraction = 0.5;
+  CapacityResult half = Run(m, "a100-80gb", c);
+  c.memory_fraction = 1.0;
+  CapacityResult all = Run(m, "a100-80gb", c);
+  CHECK(half.kv_budget_bytes == all.kv_budget_bytes / 2);
+  CHECK(all.kv_budget_bytes == all.total_memory_bytes - all.weights_bytes - all.reserve.total_bytes);
+  c.max_gpu_total_bytes = 10 * kGiB;
+  CHECK(Run(m, "a100-80gb", c).kv_budget_bytes == 10 * kGiB);
+}
+
+TEST_CASE("llama.cpp L-1 and L-4: KV buffer sizes") {
+  // https://github.com/ggml-org/llama.cpp/issues/11200: Qwen2.5-Coder-32B, -c 32768, q8_0:
+  // "KV self size  = 4352.00 MiB, K (q8_0): 2176.00 MiB, V (q8_0): 2176.00 MiB".
+  ModelSpec q = Shape("qwen2.5-coder-32b", 64, 5120, 40, 8, 128, 152064, 27648, 32768);
+  EngineConfig c;
+  c.engine = Engine::kLlamaCpp;
+  c.n_ctx = 32768;
+  c.kv_cache_dtype = "q8_0";
+  CapacityResult a = Run(q, "a100-80gb", c);
+  CHECK(a.k_bytes == 2281701376ull);
+  CHECK(Log(a, 0) == "llama_kv_cache: size = 4352.00 MiB ( 32768 cells,  64 layers,  1/1 seqs), "
+                     "K (q8_0): 2176.00 MiB, V (q8_0): 2176.00 MiB");
+  // https://github.com/fedora-copr/logdetective/pull/106: a 32-layer, 8 x 128 model, f16:
+  // n_ctx 2048 -> "KV self size = 256.00 MiB, K (f16): 128.00 MiB"; 32768 -> 4096.00 MiB.
+  c = {};
+  c.engine = Engine::kLlamaCpp;
+  c.n_ctx = 2048;
+  CapacityResult b = Run(LoadModel("mistral-7b-v0.1"), "a100-80gb", c);
+  CHECK(b.k_bytes + b.v_bytes == 256 * kMiB);
+  c.n_ctx = 32768;
+  CHECK(Run(LoadModel("llama-3.1-8b"), "a100-80gb", c).k_bytes == 2048 * kMiB);
+}
+
+TEST_CASE("llama.cpp L-2 and L-3: unpadded cells (--block-size 1) of a Qwen1.5-72B shape") {
+  // https://github.com/abetlen/llama-cpp-python/issues/1161: n_ctx 13000, f16, 80 layers x 8192:
+  // 406.25 MiB per layer ("CUDA0 KV buffer size = 10968.75 MiB" = 27 layers).
+  ModelSpec m = Shape("qwen1.5-72b", 80, 8192, 64, 64, 128, 152064, 24576, 32768);
+  EngineConfig c;
+  c.engine = Engine::kLlamaCpp;
+  c.block_size = 1;
+  c.n_ctx = 13000;
+  CapacityResult a = Run(m, "b200", c);  // 145 GB of bf16 weights need a big GPU
+  CHECK((a.k_bytes + a.v_bytes) / 80 * 27 == 11501568000ull);  // 10968.75 MiB
+  // https://github.com/LostRuins/koboldcpp/issues/724: 32,848 cells,
+  // "KV self size  = 82120.00 MiB, K (f16): 41060.00 MiB, V (f16): 41060.00 MiB".
+  m.max_context = 40960;
+  c.n_ctx = 32848;
+  CapacityResult b = Run(m, "b200", c);
+  CHECK(b.k_bytes == 41060 * kMiB);
+  CHECK(Log(b, 0).find("size = 82120.00 MiB") != std::string::npos);
+}
+
+TEST_CASE("sliding windows: vLLM holds window - 1 + batched tokens plus a block; llama.cpp PADs") {
+  ModelSpec m = LoadModel("gemma-3-27b");
+  EngineConfig c;
+  c.max_model_len = 32768;
+  c.max_num_batched_tokens = 2048;
+  c.kv_cache_memory_bytes = 40 * kGiB;
+  CapacityResult r = Run(m, "h100-sxm", c);
+  // 10 full layers x 32768 tokens + 52 sliding layers x (cdiv(1023 + 2048, 16) + 1) x 16 tokens.
+  const uint64_t per_layer = 2 * 16 * 128 * 2;
+  CHECK(r.request_bytes == per_layer * (10 * 32768 + 52 * (192 + 1) * 16));
+  // llama.cpp iswa: min(n_ctx, PAD(1024 * 4 + 512, 256)) = 4608 SWA cells for -np 4.
+  EngineConfig l;
+  l.engine = Engine::kLlamaCpp;
+  l.n_ctx = 32768;
+  l.n_parallel = 4;
+  CapacityResult a = Run(m, "h100-sxm", l);
+  CHECK(Log(a, 2) == "llama_kv_cache_iswa: creating     SWA KV cache, size = 4608 cells");
+  l.swa_full = true;
+  CHECK(Run(m, "h100-sxm", l).k_bytes == 62ull * 16 * 128 * 2 * 32768);
+}
+
+TEST_CASE("pipeline stages split layers as vLLM does; the tightest stage decides") {
+  CHECK(PipelineStageLayers(61, 4) == std::vector<uint64_t>{15, 15, 16, 15});
+  CHECK(PipelineStageLayers(22, 4) == std::vector<uint64_t>{5, 6, 6, 5});
+  CHECK(PipelineStageLayers(5, 3) == std::vector<uint64_t>{2, 2, 1});
+  CHECK(PipelineStageLayers(3, 2) == std::vector<uint64_t>{2, 1});
+  ModelSpec m = LoadModel("llama-3.1-70b");
+  EngineConfig c;
+  c.pp = 3;
+  c.tp = 2;
+  c.max_model_len = 8192;
+  CapacityResult r = Run(m, "h100-sxm", c);
+  REQUIRE(r.stages.size() == 3);
+  uint64_t layers = 0, min_blocks = UINT64_MAX;
+  for (const StageCapacity& s : r.stages) {
+    layers += s.layers;
+    min_blocks = std::min(min_blocks, s.num_blocks);
+  }
+  CHECK(layers == 80);
+  CHECK(r.num_blocks == min_blocks);
+  CHECK(r.num_blocks == r.stages[r.tightest_stage].num_blocks);
+}
+
+TEST_CASE("lints: engine cache types, heads, GPUs, windows") {
+  auto codes = [](const CapacityResult& r) {
+    std::string s;
+    for (const Lint& l : r.lints) s += (l.severity == Severity::kError ? "E:" : "W:") + l.code + " ";
+    return s;
+  };
+  EngineConfig c;
+  c.kv_cache_dtype = "q4_0";
+  CapacityResult a = Run(LoadModel("llama-3.1-8b"), "h100-sxm", c);
+  CHECK(codes(a) == "E:dtype-engine ");
+  CHECK(a.lints[0].message == "vLLM has no q4_0 KV cache (ggml block types are llama.cpp's); use fp8");
+  c = {};
+  c.engine = Engine::kLlamaCpp;
+  c.kv_cache_dtype = "fp8";
+  CHECK(codes(Run(LoadModel("llama-3.1-8b"), "h100-sxm", c)) == "E:dtype-engine ");
+  c = {};
+  c.kv_cache_dtype = "fp8_ds_mla";
+  CHECK(codes(Run(LoadModel("llama-3.1-8b"), "h100-sxm", c)).find("E:dtype-engine") == 0);
+  c.tp = 8;
+  c.weight_dtype = "fp8";
+  CHECK_FALSE(Run(LoadModel("deepseek-v3"), "h200", c).HasError());
+  c = {};
+  c.tp = 3;
+  CHECK(codes(Run(LoadModel("llama-3.1-8b"), "h100-sxm", c)) == "E:kv-config ");
+  c.tp = 16;
+  CHECK(codes(Run(LoadModel("llama-3.1-8b"), "h100-sxm", c)).find("E:gpus") == 0);
+  c.nodes = 2;
+  CHECK(codes(Run(LoadModel("llama-3.1-8b"), "h100-sxm", c)) == "W:kv-replicated ");
+  c = {};
+  c.max_model_len = 2048;
+  CHECK(codes(Run(LoadModel("mistral-7b-v0.1"), "h100-sxm", c)) == "W:window-over-context ");
+  c = {};
+  CapacityResult big = Run(LoadModel("llama-3.1-405b"), "h100-sxm", c);
+  CHECK(codes(big) == "E:weights-fit ");
+}
+
+TEST_CASE("every model x GPU x engine: invariants") {
+  for (const ModelSpec& m : CatalogModels()) {
+    for (const HardwareSpec& g : CatalogHardware()) {
+      for (Engine e : AllEngines()) {
+        CAPTURE(m.name);
+        CAPTURE(g.name);
+        CAPTURE(EngineName(e));
+        EngineConfig c;
+        c.engine = e;
+        c.max_model_len = std::min<uint64_t>(m.max_context, 8192);
+        if (e == Engine::kLlamaCpp) c.kv_cache_dtype = "fp16";
+        // tp so that the weights roughly fit; must divide the heads.
+        CapacityResult base = ComputeCapacity(m, g, c);
+        if (base.HasError()) continue;
+        // More memory never gives fewer tokens; concurrency is monotone too.
+        HardwareSpec bigger = g;
+        bigger.memory_bytes *= 2;
+        bigger.usable_memory_bytes *= 2;
+        CapacityResult more = ComputeCapacity(m, bigger, c);
+        CHECK(more.max_tokens >= base.max_tokens);
+        CHECK(more.kv_budget_bytes >= base.kv_budget_bytes);
+        if (e != Engine::kLlamaCpp) CHECK(more.max_concurrency >= base.max_concurrency);
+        // The pp stages hold every layer, and their weights sum to at least the model's.
+        EngineConfig p = c;
+        p.pp = 2;
+        CapacityResult staged = ComputeCapacity(m, bigger, p);
+        if (!staged.HasError()) {
+          uint64_t layers = 0, weights = 0;
+          for (const StageCapacity& s : staged.stages) {
+            layers += s.layers;
+            weights += s.weights_bytes;
+          }
+          CHECK(layers == m.layers);
+          const ModelTensors t = BuildModelTensors(m);
+          const WeightFormat f = FindWeightFormat(base.weight_dtype);
+          // Only a tied embedding is loaded twice: on the first stage and as lm_head on the last.
+          const uint64_t twice = m.tie_embeddings ? TensorBytes(t.model.front(), f, 1) : 0;
+          CHECK(weights == ModelWeightBytes(t, f) + twice);
+        }
+        // An fp8 cache never costs more than fp16, and never holds fewer tokens.
+        if (e != Engine::kLlamaCpp) {
+          EngineConfig f = c, h = c;
+          f.kv_cache_dtype = "fp8";
+          h.kv_cache_dtype = "fp16";
+          CapacityResult r8 = ComputeCapacity(m, g, f), r16 = ComputeCapacity(m, g, h);
+          if (!r8.HasError() && !r16.HasError()) {
+            CHECK(r8.bytes_per_token <= r16.bytes_per_token);
+            CHECK(r8.max_tokens >= r16.max_tokens);
+          }
+        }
+      }
+    }
+  }
+}
