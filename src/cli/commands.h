@@ -9,12 +9,14 @@ void SetupSizeCommand(CLI::App& app, int& exit_code);
 void SetupModelsCommand(CLI::App& app, int& exit_code);
 void SetupCapacityCommand(CLI::App& app, int& exit_code);
 void SetupGpusCommand(CLI::App& app, int& exit_code);
+void SetupImportHfCommand(CLI::App& app, int& exit_code);
 
 inline constexpr CommandSetup kCommands[] = {
     SetupSizeCommand,
     SetupModelsCommand,
     SetupCapacityCommand,
     SetupGpusCommand,
+    SetupImportHfCommand,
 };
 
 }  // namespace kvplan

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/models_verify.h"
 #include "plan/kv.h"
 #include "report/json.h"
 #include "report/table.h"
@@ -14,6 +15,7 @@ namespace {
 struct ModelsOptions {
   std::string name;
   std::string format = "text";
+  std::string verify, against;  // --verify SPEC --against config.json
 };
 
 uint64_t Fp16BytesPerToken(const ModelSpec& m) {
@@ -137,8 +139,16 @@ void SetupModelsCommand(CLI::App& app, int& exit_code) {
   CLI::App* sub = app.add_subcommand("models", "List the bundled model catalog, or show one model");
   sub->add_option("name", o->name, "A catalog name, HF repo id or spec file to show in full");
   AddFormatOption(sub, o->format);
-  sub->footer("Examples:\n  kvplan models\n  kvplan models deepseek-v3\n  kvplan models --format json");
+  sub->add_option("--verify", o->verify, "A spec YAML to compare with --against (exit 1 if any field differs)");
+  sub->add_option("--against", o->against, "The Hugging Face config.json to compare --verify with");
+  sub->footer("Examples:\n  kvplan models\n  kvplan models deepseek-v3\n  kvplan models --format json\n"
+              "  kvplan models --verify models/llama-3.1-8b.yaml --against ./Llama-3.1-8B/config.json");
   sub->callback([o, &exit_code] {
+    if (!o->verify.empty() || !o->against.empty()) {
+      if (o->verify.empty()) Fail("--against needs --verify SPEC.yaml");
+      exit_code = RunModelsVerify(o->verify, o->against, o->format);
+      return;
+    }
     Run(*o);
     exit_code = 0;
   });

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "spec/hf_import.h"
 #include "spec/model_reader.h"
 #include "spec/yaml_reader.h"
 #include "util/suggest.h"
@@ -65,11 +66,8 @@ ModelSpec LoadModel(std::string_view arg) {
   std::error_code ec;
   if (std::filesystem::exists(std::filesystem::path(arg), ec)) {
     std::string path(arg);
-    std::string text = ReadTextFile(path);
-    if (EndsWith(path, ".json")) {
-      Fail("{}: reading a Hugging Face config.json is done by `kvplan import-hf`", path);
-    }
-    return ParseModelYaml(text, path);
+    if (EndsWith(path, ".json")) return ImportHfConfigFile(path).spec;
+    return ParseModelYaml(ReadTextFile(path), path);
   }
   std::string key = Lower(arg);
   std::vector<std::string> names;

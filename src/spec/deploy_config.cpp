@@ -1,0 +1,325 @@
+#include "spec/deploy_config.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "spec/yaml_reader.h"
+#include "util/suggest.h"
+#include "util/units.h"
+
+namespace kvplan {
+namespace {
+
+enum class ArgType { kTokens, kCount, kFraction, kBool, kNotBool, kText, kBytes };
+
+struct ArgKey {
+  const char* key;    // the engine's own name
+  const char* field;  // EngineArgs field
+  ArgType type;
+};
+
+// Each engine's flags, under the names its own config files and CLI use
+// (dashes become underscores, as vLLM's and SGLang's YAML configs write them).
+const std::vector<ArgKey>& KeysFor(const std::string& engine) {
+  static const std::vector<ArgKey> kVllm = {
+      {"max_model_len", "max_model_len", ArgType::kTokens},
+      {"max_num_seqs", "max_num_seqs", ArgType::kCount},
+      {"gpu_memory_utilization", "memory_fraction", ArgType::kFraction},
+      {"kv_cache_dtype", "kv_cache_dtype", ArgType::kText},
+      {"tensor_parallel_size", "tp", ArgType::kCount},
+      {"pipeline_parallel_size", "pp", ArgType::kCount},
+      {"data_parallel_size", "dp", ArgType::kCount},
+      {"block_size", "block_size", ArgType::kCount},
+      {"enable_prefix_caching", "prefix_caching", ArgType::kBool},
+      {"max_num_batched_tokens", "max_num_batched_tokens", ArgType::kTokens},
+      {"kv_cache_memory_bytes", "kv_cache_memory_bytes", ArgType::kBytes},
+      {"enforce_eager", "enforce_eager", ArgType::kBool},
+      {"dtype", "weight_dtype", ArgType::kText},
+      {"quantization", "weight_dtype", ArgType::kText},
+  };
+  static const std::vector<ArgKey> kSglang = {
+      {"context_length", "max_model_len", ArgType::kTokens},
+      {"max_running_requests", "max_num_seqs", ArgType::kCount},
+      {"mem_fraction_static", "memory_fraction", ArgType::kFraction},
+      {"kv_cache_dtype", "kv_cache_dtype", ArgType::kText},
+      {"tp_size", "tp", ArgType::kCount},
+      {"pp_size", "pp", ArgType::kCount},
+      {"dp_size", "dp", ArgType::kCount},
+      {"page_size", "block_size", ArgType::kCount},
+      {"disable_radix_cache", "prefix_caching", ArgType::kNotBool},
+      {"chunked_prefill_size", "max_num_batched_tokens", ArgType::kTokens},
+      {"max_total_tokens", "max_total_tokens", ArgType::kTokens},
+      {"disable_cuda_graph", "enforce_eager", ArgType::kBool},
+      {"dtype", "weight_dtype", ArgType::kText},
+      {"quantization", "weight_dtype", ArgType::kText},
+  };
+  static const std::vector<ArgKey> kTrtllm = {
+      {"max_seq_len", "max_model_len", ArgType::kTokens},
+      {"max_batch_size", "max_num_seqs", ArgType::kCount},
+      {"free_gpu_memory_fraction", "memory_fraction", ArgType::kFraction},
+      {"kv_cache_dtype", "kv_cache_dtype", ArgType::kText},
+      {"tp_size", "tp", ArgType::kCount},
+      {"pp_size", "pp", ArgType::kCount},
+      {"tokens_per_block", "block_size", ArgType::kCount},
+      {"enable_block_reuse", "prefix_caching", ArgType::kBool},
+      {"max_num_tokens", "max_num_batched_tokens", ArgType::kTokens},
+      {"max_gpu_total_bytes", "max_gpu_total_bytes", ArgType::kBytes},
+      {"dtype", "weight_dtype", ArgType::kText},
+  };
+  static const std::vector<ArgKey> kLlamaCpp = {
+      {"ctx_size", "n_ctx", ArgType::kTokens},
+      {"parallel", "max_num_seqs", ArgType::kCount},
+      {"cache_type_k", "kv_cache_dtype", ArgType::kText},
+      {"ubatch_size", "max_num_batched_tokens", ArgType::kTokens},
+      {"swa_full", "swa_full", ArgType::kBool},
+  };
+  if (engine == "sglang") return kSglang;
+  if (engine == "trtllm") return kTrtllm;
+  if (engine == "llama.cpp") return kLlamaCpp;
+  return kVllm;
+}
+
+bool LooksLikeFile(const std::string& s) {
+  return s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml") ||
+         s.ends_with(".json");
+}
+
+// A path written in a config is relative to the config's folder; a catalog
+// name or an HF repo id that names no file is kept as written.
+std::string Resolve(const std::string& value, const std::string& file) {
+  namespace fs = std::filesystem;
+  if (!LooksLikeFile(value) || fs::path(value).is_absolute()) return value;
+  fs::path dir = fs::path(file).parent_path();
+  fs::path candidate = dir / value;
+  std::error_code ec;
+  if (fs::exists(candidate, ec)) return candidate.lexically_normal().string();
+  if (value.ends_with(".yaml") || value.ends_with(".yml") || value.ends_with(".json")) {
+    return candidate.lexically_normal().string();  // let the loader say it is missing
+  }
+  return value;
+}
+
+uint64_t Tokens(MapReader& r, const std::string& key, bool allow_zero) {
+  std::optional<std::string> v = r.OptStr(key);
+  SourcePos at = r.Pos(key);
+  if (!v) Fail("{}{}: missing required field '{}'", r.Pos().Prefix(), key, key);
+  std::string what = at.Prefix() + key;
+  uint64_t n = ParseTokens(*v, what);
+  if (n == 0 && !allow_zero) Fail("{}{}: must be positive, got 0", at.Prefix(), key);
+  return n;
+}
+
+void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
+  for (const ArgKey& k : KeysFor(engine)) {
+    std::optional<uint64_t>* u = nullptr;
+    std::string f = k.field;
+    if (!r.Has(k.key)) {
+      r.OptStr(k.key);  // mark as known
+      continue;
+    }
+    if (a.names.count(f)) {
+      Fail("{}{}: sets the same setting as '{}'", r.Pos(k.key).Prefix(), k.key, a.names[f]);
+    }
+    a.names[f] = k.key;
+    a.pos[f] = r.Pos(k.key);
+    if (f == "max_model_len") u = &a.max_model_len;
+    else if (f == "max_num_seqs") u = &a.max_num_seqs;
+    else if (f == "tp") u = &a.tp;
+    else if (f == "pp") u = &a.pp;
+    else if (f == "dp") u = &a.dp;
+    else if (f == "block_size") u = &a.block_size;
+    else if (f == "max_num_batched_tokens") u = &a.max_num_batched_tokens;
+    else if (f == "max_total_tokens") u = &a.max_total_tokens;
+    else if (f == "n_ctx") u = &a.n_ctx;
+    else if (f == "kv_cache_memory_bytes") u = &a.kv_cache_memory_bytes;
+    else if (f == "max_gpu_total_bytes") u = &a.max_gpu_total_bytes;
+    switch (k.type) {
+      case ArgType::kTokens: *u = Tokens(r, k.key, false); break;
+      case ArgType::kCount: *u = r.U64(k.key); break;
+      case ArgType::kBytes: {
+        std::string what = r.Pos(k.key).Prefix() + k.key;
+        *u = ParseBytes(r.Str(k.key), what);
+        if (**u == 0) Fail("{}{}: must be positive, got 0", r.Pos(k.key).Prefix(), k.key);
+        break;
+      }
+      case ArgType::kFraction: {
+        double v = r.Num(k.key);
+        if (v > 1) {
+          Fail("{}{}: {} is a fraction of memory and must be in (0, 1]", r.Pos(k.key).Prefix(),
+               k.key, v);
+        }
+        a.memory_fraction = v;
+        break;
+      }
+      case ArgType::kBool:
+      case ArgType::kNotBool: {
+        bool v = r.Bool(k.key);
+        if (k.type == ArgType::kNotBool) v = !v;
+        if (f == "prefix_caching") a.prefix_caching = v;
+        else if (f == "enforce_eager") a.enforce_eager = v;
+        else if (f == "swa_full") a.swa_full = v;
+        break;
+      }
+      case ArgType::kText: {
+        std::string v = r.Str(k.key);
+        if (f == "kv_cache_dtype") a.kv_cache_dtype = v;
+        else a.weight_dtype = v;
+        break;
+      }
+    }
+  }
+  r.Finish();
+}
+
+void ReadWorkload(MapReader& w, DeployConfig& d) {
+  Workload wl;
+  wl.pos = w.Pos();
+  YAML::Node list = w.Child("requests");
+  SourcePos list_pos = w.Pos("requests");
+  if (!list.IsSequence() || list.size() == 0) {
+    Fail("{}requests: expected a list of {{tokens, share}}", list_pos.Prefix());
+  }
+  double total = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    MapReader c(list[i], d.file, fmt::format("workload.requests[{}]", i));
+    RequestClass rc;
+    rc.tokens = Tokens(c, "tokens", false);
+    rc.share = c.Num("share");
+    c.Finish();
+    total += rc.share;
+    wl.requests.push_back(rc);
+  }
+  if (std::fabs(total - 1.0) > 1e-6) {
+    Fail("{}requests: shares add up to {:g}, not 1", list_pos.Prefix(), total);
+  }
+  if (w.Has("shared_prefix")) wl.shared_prefix_tokens = Tokens(w, "shared_prefix", true);
+  else w.OptStr("shared_prefix");
+  w.Finish();
+  d.workload = wl;
+}
+
+void ReadRequirements(MapReader& r, DeployConfig& d) {
+  Requirements& q = d.requirements;
+  for (const char* k : {"min_concurrency", "min_tokens_in_cache", "min_headroom_percent",
+                        "min_workload_concurrency", "latency"}) {
+    if (r.Has(k)) q.pos[k] = r.Pos(k);
+  }
+  q.min_concurrency = r.OptU64("min_concurrency");
+  if (r.Has("min_tokens_in_cache")) q.min_tokens_in_cache = Tokens(r, "min_tokens_in_cache", false);
+  else r.OptStr("min_tokens_in_cache");
+  q.min_headroom_percent = r.OptNum("min_headroom_percent", true);
+  if (q.min_headroom_percent && *q.min_headroom_percent >= 100) {
+    Fail("{}min_headroom_percent: {} must be below 100", r.Pos("min_headroom_percent").Prefix(),
+         *q.min_headroom_percent);
+  }
+  q.min_workload_concurrency = r.OptU64("min_workload_concurrency");
+  if (r.Has("latency")) {
+    MapReader l(r.Child("latency"), d.file, "requirements.latency");
+    LatencyRequirement lr;
+    lr.pos = l.Pos();
+    lr.batch = l.U64("batch");
+    lr.context_tokens = Tokens(l, "context", false);
+    lr.max_tpot_ms = l.OptNum("max_tpot_ms");
+    lr.max_ttft_ms = l.OptNum("max_ttft_ms");
+    lr.tpot_pos = l.Pos("max_tpot_ms");
+    lr.ttft_pos = l.Pos("max_ttft_ms");
+    l.Finish();
+    if (!lr.max_tpot_ms && !lr.max_ttft_ms) {
+      Fail("{}requirements.latency: give max_tpot_ms, max_ttft_ms or both", lr.pos.Prefix());
+    }
+    q.latency = lr;
+  } else {
+    r.OptStr("latency");
+  }
+  r.Finish();
+  if (q.min_headroom_percent && !q.min_concurrency) {
+    Fail("{}min_headroom_percent: needs min_concurrency (the load the headroom is measured at)",
+         q.pos["min_headroom_percent"].Prefix());
+  }
+  if (q.min_workload_concurrency && !d.workload) {
+    Fail("{}min_workload_concurrency: needs a workload section",
+         q.pos["min_workload_concurrency"].Prefix());
+  }
+  if (q.pos.empty()) {
+    Fail("{}requirements: states no requirement (known: min_concurrency, min_tokens_in_cache, "
+         "min_headroom_percent, min_workload_concurrency, latency)",
+         r.Pos().Prefix());
+  }
+}
+
+}  // namespace
+
+std::string EngineArgs::NameOf(const std::string& field) const {
+  auto it = names.find(field);
+  return it == names.end() ? field : it->second;
+}
+
+SourcePos EngineArgs::PosOf(const std::string& field, const SourcePos& fallback) const {
+  auto it = pos.find(field);
+  return it == pos.end() ? fallback : it->second;
+}
+
+const std::vector<std::string>& DeployEngines() {
+  static const std::vector<std::string> kNames = {"vllm", "sglang", "trtllm", "llama.cpp"};
+  return kNames;
+}
+
+std::vector<std::string> EngineArgKeys(const std::string& engine) {
+  std::vector<std::string> out;
+  for (const ArgKey& k : KeysFor(engine)) out.emplace_back(k.key);
+  return out;
+}
+
+DeployConfig ParseDeployConfig(const std::string& text, const std::string& file) {
+  YAML::Node root = ParseYaml(text, file);
+  MapReader r(root, file, "deployment config");
+  DeployConfig d;
+  d.file = file;
+  d.pos = r.Pos();
+  d.name = r.OptStr("name").value_or(std::filesystem::path(file).stem().string());
+  d.model = Resolve(r.Str("model"), file);
+  d.model_pos = r.Pos("model");
+
+  MapReader hw(r.Child("hardware"), file, "hardware");
+  d.gpu = Resolve(hw.Str("gpu"), file);
+  d.gpu_pos = hw.Pos("gpu");
+  d.gpu_count = hw.OptU64("count").value_or(0);
+  d.count_pos = hw.Pos("count");
+  hw.Finish();
+
+  MapReader en(r.Child("engine"), file, "engine");
+  d.engine = en.Str("name");
+  d.engine_pos = en.Pos("name");
+  if (d.engine == "tensorrt-llm" || d.engine == "trt-llm") d.engine = "trtllm";
+  if (d.engine == "llamacpp" || d.engine == "llama-cpp") d.engine = "llama.cpp";
+  bool known = false;
+  for (const std::string& e : DeployEngines()) known = known || e == d.engine;
+  if (!known) {
+    Fail("{}name: unknown engine '{}' (known: vllm, sglang, trtllm, llama.cpp){}",
+         d.engine_pos.Prefix(), d.engine, DidYouMean(d.engine, DeployEngines()));
+  }
+  if (en.Has("args")) {
+    MapReader args(en.Child("args"), file, d.engine + " args");
+    ReadArgs(args, d.engine, d.args);
+  } else {
+    en.OptStr("args");
+  }
+  en.Finish();
+
+  if (r.Has("workload")) {
+    MapReader w(r.Child("workload"), file, "workload");
+    ReadWorkload(w, d);
+  } else {
+    r.OptStr("workload");
+  }
+  MapReader req(r.Child("requirements"), file, "requirements");
+  ReadRequirements(req, d);
+  r.Finish();
+  return d;
+}
+
+DeployConfig ReadDeployConfig(const std::string& path) {
+  return ParseDeployConfig(ReadTextFile(path), path);
+}
+
+}  // namespace kvplan

@@ -1,0 +1,108 @@
+// DeployConfig: one deployment as a team runs it (model, GPUs, engine and
+// its flags under the engine's own names, an optional workload) plus the
+// requirements `kvplan check` gates on. Schema: docs/deploy-config.md.
+//
+// The reader is strict: unknown keys are errors with a did-you-mean, and
+// every error names file:line:col, because a typo in a CI gate must fail the
+// pipeline rather than silently check something else.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/error.h"
+
+namespace kvplan {
+
+/// The engine flags kvplan models, engine-neutral. Unset fields take the
+/// engine's default. `names` maps each field set to the key the user wrote
+/// (e.g. max_model_len -> "context_length" for SGLang) and `pos` to where.
+struct EngineArgs {
+  std::optional<uint64_t> max_model_len;       // vLLM max_model_len, SGLang context_length,
+                                               // TRT-LLM max_seq_len, llama.cpp ctx_size/parallel
+  std::optional<uint64_t> max_num_seqs;        // max_running_requests, max_batch_size, parallel
+  std::optional<double> memory_fraction;       // gpu_memory_utilization, mem_fraction_static,
+                                               // free_gpu_memory_fraction
+  std::optional<std::string> kv_cache_dtype;   // cache_type_k for llama.cpp
+  std::optional<uint64_t> tp, pp, dp;
+  std::optional<uint64_t> block_size;          // block_size, page_size, tokens_per_block
+  std::optional<bool> prefix_caching;          // enable_prefix_caching, !disable_radix_cache,
+                                               // enable_block_reuse
+  std::optional<uint64_t> max_num_batched_tokens;  // chunked_prefill_size, max_num_tokens, ubatch
+  std::optional<uint64_t> kv_cache_memory_bytes;   // vLLM explicit budget
+  std::optional<uint64_t> max_total_tokens;        // SGLang
+  std::optional<uint64_t> max_gpu_total_bytes;     // TRT-LLM
+  std::optional<bool> enforce_eager;               // enforce_eager, disable_cuda_graph
+  std::optional<std::string> weight_dtype;         // vLLM dtype / quantization
+  std::optional<uint64_t> n_ctx;                   // llama.cpp ctx_size (all sequences)
+  std::optional<bool> swa_full;                    // llama.cpp
+
+  std::map<std::string, std::string> names;  // field -> the engine's own key
+  std::map<std::string, SourcePos> pos;      // field -> where it was set
+
+  /// The engine's name for `field` (as written), or `field`.
+  std::string NameOf(const std::string& field) const;
+  /// Where `field` was set, or `fallback`.
+  SourcePos PosOf(const std::string& field, const SourcePos& fallback) const;
+};
+
+/// One class of requests in a workload mix.
+struct RequestClass {
+  uint64_t tokens = 0;  // prompt + generated tokens a request holds at its longest
+  double share = 0;     // fraction of requests (shares sum to 1)
+};
+
+struct Workload {
+  std::vector<RequestClass> requests;
+  uint64_t shared_prefix_tokens = 0;  // every request starts with the same prefix
+  SourcePos pos;
+};
+
+struct LatencyRequirement {
+  uint64_t batch = 0;
+  uint64_t context_tokens = 0;
+  std::optional<double> max_tpot_ms;
+  std::optional<double> max_ttft_ms;
+  SourcePos tpot_pos, ttft_pos, pos;
+};
+
+struct Requirements {
+  std::optional<uint64_t> min_concurrency;         // requests of max_model_len at once
+  std::optional<uint64_t> min_tokens_in_cache;
+  std::optional<double> min_headroom_percent;      // spare KV at min_concurrency
+  std::optional<uint64_t> min_workload_concurrency;  // requests of the workload mix at once
+  std::optional<LatencyRequirement> latency;
+  std::map<std::string, SourcePos> pos;            // requirement key -> its line
+};
+
+struct DeployConfig {
+  std::string file;  // where it was read ("" for a command line)
+  std::string name;  // `name:` or the file's stem
+  std::string model;  // catalog name, HF repo id, or a path (resolved against the file's folder)
+  std::string gpu;    // catalog name or a spec/profile path (resolved likewise)
+  uint64_t gpu_count = 0;  // 0: exactly tp * pp * dp
+  std::string engine = "vllm";
+  EngineArgs args;
+  std::optional<Workload> workload;
+  Requirements requirements;
+  std::vector<std::string> notes;  // e.g. flags ignored from a command line
+  SourcePos pos, model_pos, gpu_pos, count_pos, engine_pos;
+};
+
+/// The engines a deployment config can name.
+const std::vector<std::string>& DeployEngines();
+
+/// The keys `engine` takes under engine.args, in its own names.
+std::vector<std::string> EngineArgKeys(const std::string& engine);
+
+/// Parses and validates a deployment config; `file` names it in errors and
+/// anchors relative model/GPU paths. Throws Error (file:line:col: field: why).
+DeployConfig ParseDeployConfig(const std::string& text, const std::string& file);
+
+/// Reads and parses a deployment config file.
+DeployConfig ReadDeployConfig(const std::string& path);
+
+}  // namespace kvplan

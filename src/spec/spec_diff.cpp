@@ -1,0 +1,114 @@
+#include "spec/spec_diff.h"
+
+#include <fmt/format.h>
+
+namespace kvplan {
+namespace {
+
+struct Differ {
+  const ModelSpec& spec;
+  std::vector<FieldDiff> out;
+
+  void Add(const std::string& field, const std::string& a, const std::string& b,
+           const std::string& pos_field) {
+    if (a != b) out.push_back({field, a, b, spec.PosOf(pos_field)});
+  }
+  void U(const std::string& field, uint64_t a, uint64_t b, const std::string& pos_field = "") {
+    Add(field, std::to_string(a), std::to_string(b), pos_field.empty() ? field : pos_field);
+  }
+};
+
+std::string LayerDesc(const ModelSpec& m, size_t layer, const std::vector<size_t>& map) {
+  const LayerGroup& g = m.groups[map[layer]];
+  std::string s(LayerKindName(g.kind));
+  if (g.window) s += fmt::format(" ({})", g.window);
+  if (g.state_bytes) s += fmt::format(" ({} B)", g.state_bytes);
+  return s;
+}
+
+}  // namespace
+
+std::string LayerPatternSummary(const ModelSpec& m) {
+  std::string s;
+  for (const LayerGroup& g : m.groups) {
+    if (!s.empty()) s += " + ";
+    s += fmt::format("{} {}", g.layers, LayerKindName(g.kind));
+    if (g.window) s += fmt::format(" ({})", g.window);
+    if (g.every) s += fmt::format(" [i % {} == {}]", g.every, g.offset);
+  }
+  return s;
+}
+
+std::vector<FieldDiff> DiffSpecs(const ModelSpec& s, const ModelSpec& c) {
+  Differ d{s, {}};
+  if (!s.architecture.empty()) d.Add("architecture", s.architecture, c.architecture, "architecture");
+  d.U("layers", s.layers, c.layers);
+  d.U("hidden_size", s.hidden_size, c.hidden_size);
+  d.U("query_heads", s.query_heads, c.query_heads);
+  d.U("kv_heads", s.kv_heads, c.kv_heads);
+  d.U("head_dim", s.head_dim, c.head_dim);
+  d.U("v_head_dim", s.v_head_dim, c.v_head_dim, s.field_pos.count("v_head_dim") ? "v_head_dim" : "head_dim");
+  d.U("max_context", s.max_context, c.max_context);
+  d.Add("weight_dtype", s.weight_dtype, c.weight_dtype, "weight_dtype");
+  if (s.vocab_size) d.U("vocab_size", s.vocab_size, c.vocab_size);
+  if (s.intermediate_size) d.U("intermediate_size", s.intermediate_size, c.intermediate_size);
+  d.Add("tie_embeddings", s.tie_embeddings ? "true" : "false", c.tie_embeddings ? "true" : "false",
+        "tie_embeddings");
+  d.Add("mlp", s.mlp, c.mlp, "mlp");
+  d.Add("attention_bias", s.attention_bias ? "true" : "false", c.attention_bias ? "true" : "false",
+        "attention_bias");
+  d.Add("norm", s.norm, c.norm, "norm");
+
+  if (s.moe.has_value() != c.moe.has_value()) {
+    d.Add("moe", s.moe ? fmt::format("{} experts", s.moe->experts) : "none",
+          c.moe ? fmt::format("{} experts", c.moe->experts) : "none", "moe");
+  } else if (s.moe) {
+    const MoeSpec &a = *s.moe, &b = *c.moe;
+    d.U("moe.experts", a.experts, b.experts, "moe");
+    d.U("moe.experts_per_token", a.experts_per_token, b.experts_per_token, "moe");
+    d.U("moe.intermediate_size", a.intermediate_size, b.intermediate_size, "moe");
+    d.U("moe.shared_experts", a.shared_experts, b.shared_experts, "moe");
+    d.U("moe.dense_layers", a.dense_layers, b.dense_layers, "moe");
+    d.U("moe.period", a.period, b.period, "moe");
+    d.U("moe.offset", a.offset, b.offset, "moe");
+  }
+  if (s.mla.has_value() != c.mla.has_value()) {
+    d.Add("mla", s.mla ? "present" : "none", c.mla ? "present" : "none", "mla");
+  } else if (s.mla) {
+    const MlaSpec &a = *s.mla, &b = *c.mla;
+    d.U("mla.kv_lora_rank", a.kv_lora_rank, b.kv_lora_rank, "mla");
+    d.U("mla.qk_rope_head_dim", a.qk_rope_head_dim, b.qk_rope_head_dim, "mla");
+    d.U("mla.qk_nope_head_dim", a.qk_nope_head_dim, b.qk_nope_head_dim, "mla");
+    d.U("mla.q_lora_rank", a.q_lora_rank, b.q_lora_rank, "mla");
+    d.U("mla.v_head_dim", a.v_head_dim, b.v_head_dim, "mla");
+  }
+  if (s.mamba.has_value() != c.mamba.has_value()) {
+    d.Add("mamba", s.mamba ? "present" : "none", c.mamba ? "present" : "none", "mamba");
+  } else if (s.mamba) {
+    const MambaSpec &a = *s.mamba, &b = *c.mamba;
+    d.U("mamba.d_state", a.d_state, b.d_state, "mamba");
+    d.U("mamba.d_conv", a.d_conv, b.d_conv, "mamba");
+    d.U("mamba.expand", a.expand, b.expand, "mamba");
+    if (a.dt_rank) d.U("mamba.dt_rank", a.dt_rank, b.dt_rank, "mamba");
+  }
+  if (s.layers == c.layers) {
+    std::vector<size_t> sm = s.LayerToGroup(), cm = c.LayerToGroup();
+    size_t differing = 0, first = 0;
+    for (size_t i = 0; i < s.layers; ++i) {
+      if (LayerDesc(s, i, sm) != LayerDesc(c, i, cm)) {
+        if (differing++ == 0) first = i;
+      }
+    }
+    if (differing) {
+      d.out.push_back({"layer_groups",
+                       fmt::format("{} (layer {}: {})", LayerPatternSummary(s), first,
+                                   LayerDesc(s, first, sm)),
+                       fmt::format("{} (layer {}: {}); {} layers differ", LayerPatternSummary(c),
+                                   first, LayerDesc(c, first, cm), differing),
+                       s.PosOf("layer_groups")});
+    }
+  }
+  return d.out;
+}
+
+}  // namespace kvplan

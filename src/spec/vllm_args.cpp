@@ -1,0 +1,246 @@
+#include "spec/vllm_args.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <map>
+
+#include "util/suggest.h"
+#include "util/units.h"
+
+namespace kvplan {
+namespace {
+
+enum class Kind { kTokens, kCount, kFraction, kText, kBytes, kFlag, kNegFlag };
+
+struct Flag {
+  const char* name;   // long form
+  const char* field;  // EngineArgs field ("" = the model)
+  Kind kind;
+};
+
+// vLLM's flags that size the cache (vllm/engine/arg_utils.py), with their aliases.
+const std::vector<Flag>& Flags() {
+  static const std::vector<Flag> kFlags = {
+      {"--model", "", Kind::kText},
+      {"--max-model-len", "max_model_len", Kind::kTokens},
+      {"--max-num-seqs", "max_num_seqs", Kind::kCount},
+      {"--gpu-memory-utilization", "memory_fraction", Kind::kFraction},
+      {"--kv-cache-dtype", "kv_cache_dtype", Kind::kText},
+      {"--tensor-parallel-size", "tp", Kind::kCount},
+      {"--pipeline-parallel-size", "pp", Kind::kCount},
+      {"--data-parallel-size", "dp", Kind::kCount},
+      {"--block-size", "block_size", Kind::kCount},
+      {"--enable-prefix-caching", "prefix_caching", Kind::kFlag},
+      {"--no-enable-prefix-caching", "prefix_caching", Kind::kNegFlag},
+      {"--max-num-batched-tokens", "max_num_batched_tokens", Kind::kTokens},
+      {"--kv-cache-memory-bytes", "kv_cache_memory_bytes", Kind::kBytes},
+      {"--kv-cache-memory", "kv_cache_memory_bytes", Kind::kBytes},
+      {"--enforce-eager", "enforce_eager", Kind::kFlag},
+      {"--no-enforce-eager", "enforce_eager", Kind::kNegFlag},
+      {"--dtype", "weight_dtype", Kind::kText},
+      {"--quantization", "weight_dtype", Kind::kText},
+  };
+  return kFlags;
+}
+
+std::string Canonical(const std::string& word) {
+  static const std::map<std::string, std::string> kAliases = {
+      {"-tp", "--tensor-parallel-size"}, {"-pp", "--pipeline-parallel-size"},
+      {"-dp", "--data-parallel-size"},   {"-q", "--quantization"},
+  };
+  auto it = kAliases.find(word);
+  if (it != kAliases.end()) return it->second;
+  std::string w = word;
+  // vLLM accepts --max_model_len as well as --max-model-len.
+  if (w.rfind("--", 0) == 0) {
+    for (size_t i = 2; i < w.size(); ++i) {
+      if (w[i] == '_') w[i] = '-';
+    }
+  }
+  return w;
+}
+
+}  // namespace
+
+std::vector<std::string> ShellSplit(std::string_view line) {
+  std::vector<std::string> words;
+  std::string cur;
+  bool in_word = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (c == '\\') {
+      if (i + 1 < line.size() && line[i + 1] == '\n') {
+        ++i;  // line continuation
+        continue;
+      }
+      if (i + 1 < line.size()) cur += line[++i];
+      in_word = true;
+    } else if (c == '\'') {
+      size_t end = line.find('\'', i + 1);
+      if (end == std::string_view::npos) {
+        Fail("--vllm-args: unterminated ' quote starting at column {}", i + 1);
+      }
+      cur += line.substr(i + 1, end - i - 1);
+      i = end;
+      in_word = true;
+    } else if (c == '"') {
+      size_t start = i;
+      bool closed = false;
+      for (++i; i < line.size(); ++i) {
+        if (line[i] == '"') {
+          closed = true;
+          break;
+        }
+        if (line[i] == '\\' && i + 1 < line.size() &&
+            std::string_view("\"\\$`\n").find(line[i + 1]) != std::string_view::npos) {
+          if (line[i + 1] != '\n') cur += line[i + 1];
+          ++i;
+          continue;
+        }
+        cur += line[i];
+      }
+      if (!closed) Fail("--vllm-args: unterminated \" quote starting at column {}", start + 1);
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (in_word) words.push_back(cur);
+      cur.clear();
+      in_word = false;
+    } else {
+      cur += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(cur);
+  return words;
+}
+
+DeployConfig ParseVllmCommand(std::string_view line) {
+  std::vector<std::string> w = ShellSplit(line);
+  DeployConfig d;
+  d.engine = "vllm";
+  d.name = "vllm-args";
+  size_t i = 0;
+  // Skip the launcher: env assignments, `vllm serve`, `python -m module`.
+  while (i < w.size() && w[i].find('=') != std::string::npos && w[i][0] != '-') ++i;
+  if (i < w.size() && (w[i] == "vllm" || w[i].ends_with("/vllm"))) {
+    ++i;
+    if (i < w.size() && w[i] == "serve") ++i;
+  } else if (i < w.size() && (w[i].rfind("python", 0) == 0 || w[i].find("/python") != std::string::npos)) {
+    ++i;
+    if (i + 1 < w.size() && w[i] == "-m") i += 2;
+  }
+  std::vector<std::string> known;
+  for (const Flag& f : Flags()) known.emplace_back(f.name);
+  std::vector<std::string> ignored;
+  auto set_text = [&](const Flag& f, const std::string& v) {
+    if (std::string(f.field).empty()) {
+      d.model = v;
+    } else if (std::string(f.field) == "kv_cache_dtype") {
+      d.args.kv_cache_dtype = v;
+    } else {
+      d.args.weight_dtype = v;
+    }
+  };
+  for (; i < w.size(); ++i) {
+    const std::string& word = w[i];
+    if (word.empty() || word[0] != '-' || word == "-") {
+      if (d.model.empty()) {
+        d.model = word;
+      } else {
+        Fail("--vllm-args: unexpected argument '{}' (the model is already '{}')", word, d.model);
+      }
+      continue;
+    }
+    std::string name = word, value;
+    bool has_value = false;
+    size_t eq = word.find('=');
+    if (eq != std::string::npos) {
+      name = word.substr(0, eq);
+      value = word.substr(eq + 1);
+      has_value = true;
+    }
+    name = Canonical(name);
+    const Flag* flag = nullptr;
+    for (const Flag& f : Flags()) {
+      if (name == f.name) flag = &f;
+    }
+    if (flag == nullptr) {
+      // Not a cache flag: skip it and the value that follows it, if any.
+      std::string note = word;
+      if (!has_value && i + 1 < w.size() && (w[i + 1].empty() || w[i + 1][0] != '-')) {
+        note += " " + w[++i];
+      }
+      std::string near = DidYouMean(name, known);
+      ignored.push_back(note + near);
+      continue;
+    }
+    if (flag->kind == Kind::kFlag || flag->kind == Kind::kNegFlag) {
+      bool v = flag->kind == Kind::kFlag;
+      if (has_value) {
+        if (value == "true" || value == "True" || value == "1") {
+        } else if (value == "false" || value == "False" || value == "0") {
+          v = !v;
+        } else {
+          Fail("--vllm-args: {}: expected true or false, got '{}'", flag->name, value);
+        }
+      }
+      if (std::string(flag->field) == "prefix_caching") d.args.prefix_caching = v;
+      else d.args.enforce_eager = v;
+      d.args.names[flag->field] = flag->name;
+      continue;
+    }
+    if (!has_value) {
+      if (i + 1 >= w.size()) Fail("--vllm-args: {} needs a value", word);
+      value = w[++i];
+    }
+    std::string what = std::string("--vllm-args: ") + flag->name;
+    std::string field = flag->field;
+    if (!field.empty()) d.args.names[field] = flag->name;
+    switch (flag->kind) {
+      case Kind::kText: set_text(*flag, value); break;
+      case Kind::kTokens: {
+        uint64_t n = ParseTokens(value, what);
+        if (n == 0) Fail("{}: must be positive, got 0", what);
+        if (field == "max_model_len") d.args.max_model_len = n;
+        else d.args.max_num_batched_tokens = n;
+        break;
+      }
+      case Kind::kCount: {
+        uint64_t n = ParseTokens(value, what);
+        if (n == 0) Fail("{}: must be positive, got 0", what);
+        if (field == "max_num_seqs") d.args.max_num_seqs = n;
+        else if (field == "tp") d.args.tp = n;
+        else if (field == "pp") d.args.pp = n;
+        else if (field == "dp") d.args.dp = n;
+        else d.args.block_size = n;
+        break;
+      }
+      case Kind::kBytes: {
+        uint64_t n = ParseBytes(value, what);
+        if (n == 0) Fail("{}: must be positive, got 0", what);
+        d.args.kv_cache_memory_bytes = n;
+        break;
+      }
+      case Kind::kFraction: {
+        char* end = nullptr;
+        double v = std::strtod(value.c_str(), &end);
+        if (value.empty() || *end != '\0' || !(v > 0 && v <= 1)) {
+          Fail("{}: expected a fraction in (0, 1], got '{}'", what, value);
+        }
+        d.args.memory_fraction = v;
+        break;
+      }
+      default: break;
+    }
+  }
+  if (d.model.empty()) Fail("--vllm-args: no model (expected `vllm serve MODEL ...` or --model)");
+  if (!ignored.empty()) {
+    std::string list;
+    for (const std::string& s : ignored) list += (list.empty() ? "" : ", ") + s;
+    d.notes.push_back("ignored (no effect on the KV cache): " + list);
+  }
+  return d;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,231 @@
+// import-hf: every fixture in tests/data/hf/ (verbatim published configs)
+// must produce the bundled spec's cache exactly, and agree field by field.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "cli_runner.h"
+#include "plan/kv.h"
+#include "spec/catalog.h"
+#include "spec/hf_import.h"
+#include "spec/model_reader.h"
+#include "spec/spec_diff.h"
+
+using namespace kvplan;
+using kvplan::test::RunKvplan;
+using kvplan::test::SourcePath;
+using kvplan::test::TempDir;
+using kvplan::test::WriteFile;
+using kvplan::test::ReadFile;
+
+namespace {
+
+// fixture file -> bundled model
+const std::vector<std::pair<std::string, std::string>> kFixtures = {
+    {"llama-3.1-8b", "llama-3.1-8b"},   {"mistral-7b-v0.1", "mistral-7b-v0.1"},
+    {"mixtral-8x7b", "mixtral-8x7b"},   {"qwen2.5-7b", "qwen2.5-7b"},
+    {"qwen3-8b", "qwen3-8b"},           {"qwen3-30b-a3b", "qwen3-30b-a3b"},
+    {"gemma-2-9b", "gemma-2-9b"},       {"gemma-3-27b", "gemma-3-27b"},
+    {"deepseek-v3", "deepseek-v3"},     {"falcon-7b", "falcon-7b"},
+    {"gpt2", "gpt2"},                   {"phi-3-mini", "phi-3-mini"},
+    {"jamba-v0.1", "jamba-v0.1"},       {"gpt-oss-20b", "gpt-oss-20b"},
+};
+
+std::string Fixture(const std::string& name) { return SourcePath("tests/data/hf/" + name + ".json"); }
+
+std::vector<std::string> PerLayer(const ModelSpec& m) {
+  std::vector<std::string> out;
+  std::vector<size_t> map = m.LayerToGroup();
+  for (size_t i = 0; i < m.layers; ++i) {
+    const LayerGroup& g = m.groups[map[i]];
+    out.push_back(std::string(LayerKindName(g.kind)) + "/" + std::to_string(g.window) + "/" +
+                  std::to_string(g.state_bytes) + "/" + std::to_string(g.kv_heads) + "/" +
+                  std::to_string(g.head_dim));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every fixture imports to the bundled model's cache, exactly") {
+  REQUIRE(std::filesystem::directory_iterator(SourcePath("tests/data/hf")) !=
+          std::filesystem::directory_iterator());
+  for (const auto& [file, bundled] : kFixtures) {
+    CAPTURE(file);
+    HfImport imp = ImportHfConfigFile(Fixture(file));
+    ModelSpec want = LoadModel(bundled);
+    const ModelSpec& got = imp.spec;
+    CHECK(PerLayer(got) == PerLayer(want));
+    for (const char* dtype : {"fp16", "fp8", "fp32"}) {
+      KvCost a = ComputeKvCost(got, FindCacheDtype(dtype), 1);
+      KvCost b = ComputeKvCost(want, FindCacheDtype(dtype), 1);
+      CHECK(a.per_token_bytes == b.per_token_bytes);
+      CHECK(a.fixed_bytes == b.fixed_bytes);
+      CHECK(a.SequenceBytes(want.max_context) == b.SequenceBytes(want.max_context));
+      CHECK(a.groups.size() == b.groups.size());
+    }
+    // Field by field, the import and the hand-written spec agree.
+    std::vector<FieldDiff> diffs = DiffSpecs(want, got);
+    for (const FieldDiff& d : diffs) {
+      FAIL_CHECK(d.field << ": bundled " << d.spec_value << ", imported " << d.config_value);
+    }
+    // params is an estimate: within 0.1% of the bundled exact counts.
+    double rel = (static_cast<double>(got.params) - static_cast<double>(want.params)) /
+                 static_cast<double>(want.params);
+    CHECK(rel < 0.001);
+    CHECK(rel > -0.001);
+    // The emitted YAML reads back to the same spec, and says params is estimated.
+    ModelSpec again = ParseModelYaml(imp.yaml, "again.yaml");
+    CHECK(DiffSpecs(again, got).empty());
+    CHECK(again.params == got.params);
+    CHECK(imp.yaml.find("ESTIMATED") != std::string::npos);
+  }
+}
+
+TEST_CASE("the importer records its assumptions as comments") {
+  std::string y = ImportHfConfigFile(Fixture("gemma-3-27b")).yaml;
+  CHECK(y.find("head_dim: 128                         # explicit text_config.head_dim (NOT "
+               "hidden_size / heads = 168)") != std::string::npos);
+  CHECK(y.find("# no max_position_embeddings: gemma3 class default") != std::string::npos);
+  CHECK(y.find("# Note: language-model values read from text_config") != std::string::npos);
+  std::string f = ImportHfConfigFile(Fixture("falcon-7b")).yaml;
+  CHECK(f.find("kv_heads: 1 ") != std::string::npos);
+  CHECK(f.find("num_kv_heads is ignored in this mode") != std::string::npos);
+  std::string g = ImportHfConfigFile(Fixture("gpt2")).yaml;
+  CHECK(g.find("no torch_dtype in the config: transformers loads float32") != std::string::npos);
+  std::string d = ImportHfConfigFile(Fixture("deepseek-v3")).yaml;
+  CHECK(d.find("quantization_config says fp8") != std::string::npos);
+}
+
+TEST_CASE("variants: Falcon new decoder, RW names, Qwen sliding windows, no layer_types") {
+  // Falcon-40B style: new_decoder_architecture with num_kv_heads.
+  HfImport f40 = ImportHfConfig(R"({"architectures": ["FalconForCausalLM"], "hidden_size": 8192,
+      "num_attention_heads": 128, "num_hidden_layers": 60, "num_kv_heads": 8,
+      "new_decoder_architecture": true, "vocab_size": 65024, "torch_dtype": "bfloat16"})",
+                                "f40.json");
+  CHECK(f40.spec.kv_heads == 8);
+  CHECK(f40.spec.max_context == 2048);
+  CHECK(ComputeKvCost(f40.spec, FindCacheDtype("fp16")).per_token_bytes ==
+        ComputeKvCost(LoadModel("falcon-40b"), FindCacheDtype("fp16")).per_token_bytes);
+  // Falcon multi_query: false is MHA.
+  HfImport mha = ImportHfConfig(R"({"architectures": ["FalconForCausalLM"], "hidden_size": 2048,
+      "num_attention_heads": 32, "num_hidden_layers": 24, "multi_query": false,
+      "new_decoder_architecture": false, "vocab_size": 50304})", "rw.json");
+  CHECK(mha.spec.kv_heads == 32);
+  // Qwen2 with use_sliding_window and max_window_layers 0: every layer slides.
+  HfImport q = ImportHfConfig(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 1024,
+      "num_attention_heads": 16, "num_key_value_heads": 2, "num_hidden_layers": 4,
+      "use_sliding_window": true, "sliding_window": 512, "max_window_layers": 0,
+      "max_position_embeddings": 8192, "vocab_size": 1000})", "q.json");
+  REQUIRE(q.spec.groups.size() == 1);
+  CHECK(q.spec.groups[0].kind == LayerKind::kSliding);
+  CHECK(q.spec.groups[0].window == 512);
+  CHECK_THROWS_WITH(ImportHfConfig(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 1024,
+      "num_attention_heads": 16, "num_hidden_layers": 4, "use_sliding_window": true,
+      "sliding_window": 512, "max_window_layers": 2})", "q2.json"),
+                    "q2.json: use_sliding_window with max_window_layers 2 (layers 2+ slide) is a "
+                    "layer range, which a kvplan spec cannot describe; write the spec by hand");
+  // Gemma 2 without layer_types and Gemma 3 with an explicit layer_types list.
+  HfImport g2 = ImportHfConfig(R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 3584,
+      "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256,
+      "num_hidden_layers": 42, "sliding_window": 4096, "max_position_embeddings": 8192,
+      "layer_types": [)" + [] {
+    std::string s;
+    for (int i = 0; i < 42; ++i) s += std::string(i ? "," : "") + (i % 2 ? "\"full_attention\"" : "\"sliding_attention\"");
+    return s;
+  }() + "]}", "g2.json");
+  CHECK(PerLayer(g2.spec) == PerLayer(LoadModel("gemma-2-9b")));
+  // A pattern no spec can express is refused, not approximated.
+  CHECK_THROWS_WITH(ImportHfConfig(R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 64,
+      "num_attention_heads": 2, "num_hidden_layers": 5, "sliding_window": 16, "layer_types":
+      ["full_attention", "sliding_attention", "sliding_attention", "full_attention", "full_attention"]})",
+                                   "odd.json"),
+                    "odd.json:3:7: layer_types: the layer pattern is not periodic, which a kvplan "
+                    "spec cannot describe");
+}
+
+TEST_CASE("unknown architectures are refused with the supported list") {
+  std::string dir = TempDir();
+  std::string path = WriteFile(dir, "config.json",
+                               R"({"architectures": ["MambaForCausalLM"], "hidden_size": 768})");
+  auto r = RunKvplan("import-hf " + path);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  std::string list;
+  for (const std::string& a : SupportedHfArchitectures()) list += (list.empty() ? "" : ", ") + a;
+  CHECK(r.err == "kvplan: error: " + path + ": unsupported architecture 'MambaForCausalLM': kvplan "
+                 "will not guess its cache layout (supported: " + list + "); write a spec YAML by "
+                 "hand (docs/model-spec.md)\n");
+  CHECK(list.find("JambaForCausalLM") != std::string::npos);
+  // Type errors name the line and column.
+  std::string bad = WriteFile(dir, "bad.json",
+                              "{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2,\n \"hidden_size\": \"big\"}");
+  r = RunKvplan("import-hf " + bad);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "kvplan: error: " + bad + ":2:17: hidden_size: expected a whole number, got 'big'\n");
+  // A missing required key says which.
+  std::string missing = WriteFile(dir, "missing.json",
+                                  R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64})");
+  r = RunKvplan("import-hf " + missing);
+  CHECK(r.err == "kvplan: error: " + missing + ": LlamaForCausalLM config has no 'num_hidden_layers'\n");
+}
+
+TEST_CASE("import-hf writes atomically and never overwrites without --force") {
+  std::string dir = TempDir();
+  auto r = RunKvplan("import-hf " + Fixture("qwen3-8b"));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("head_dim: 128") != std::string::npos);
+  r = RunKvplan("import-hf " + Fixture("qwen3-8b") + " -o out.yaml --name my-qwen", dir);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.empty());
+  std::string first = ReadFile(dir + "/out.yaml");
+  CHECK(first.find("name: my-qwen\n") != std::string::npos);
+  r = RunKvplan("import-hf " + Fixture("gpt2") + " -o out.yaml", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "kvplan: error: out.yaml: file exists (use --force to overwrite)\n");
+  CHECK(ReadFile(dir + "/out.yaml") == first);
+  r = RunKvplan("import-hf " + Fixture("gpt2") + " -o out.yaml --force", dir);
+  CHECK(r.exit_code == 0);
+  CHECK(ReadFile(dir + "/out.yaml").find("name: gpt2\n") != std::string::npos);
+  // No temporary file is left behind.
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    (void)e;
+    ++files;
+  }
+  CHECK(files == 1);
+  // The written spec is a MODEL like any other, and so is the config itself.
+  auto a = RunKvplan("size out.yaml -c 1K --format json", dir);
+  auto b = RunKvplan("size " + Fixture("gpt2") + " -c 1K --format json");
+  auto c = RunKvplan("size gpt2 -c 1K --format json");
+  CHECK(a.exit_code == 0);
+  CHECK(b.exit_code == 0);
+  CHECK(a.out.find("\"bytes_total\": 75497472") != std::string::npos);
+  CHECK(b.out.find("\"bytes_total\": 75497472") != std::string::npos);
+  CHECK(c.out.find("\"bytes_total\": 75497472") != std::string::npos);
+}
+
+TEST_CASE("models --verify reports every differing field, exit 1; agreement exits 0") {
+  auto ok = RunKvplan("models --verify " + SourcePath("models/jamba-v0.1.yaml") + " --against " +
+                      Fixture("jamba-v0.1"));
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out.find("agrees with") != std::string::npos);
+  std::string dir = TempDir();
+  std::string spec = ReadFile(SourcePath("models/llama-3.1-8b.yaml"));
+  spec.replace(spec.find("kv_heads: 8 "), 12, "kv_heads: 4 ");
+  spec.replace(spec.find("max_context: 131072"), 19, "max_context: 8192  ");
+  std::string path = WriteFile(dir, "wrong.yaml", spec);
+  auto r = RunKvplan("models --verify wrong.yaml --against " + Fixture("llama-3.1-8b"), dir);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out == "wrong.yaml:12:11: kv_heads: spec says 4, " + Fixture("llama-3.1-8b") +
+                     " says 8\nwrong.yaml:14:14: max_context: spec says 8192, " +
+                     Fixture("llama-3.1-8b") + " says 131072\n2 fields differ between wrong.yaml "
+                     "and " + Fixture("llama-3.1-8b") + "\n");
+  auto j = RunKvplan("models --verify wrong.yaml --against " + Fixture("llama-3.1-8b") +
+                     " --format json", dir);
+  CHECK(j.exit_code == 1);
+  CHECK(j.out.find("\"field\": \"kv_heads\"") != std::string::npos);
+  auto bad = RunKvplan("models --verify wrong.yaml", dir);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "kvplan: error: --verify needs --against config.json\n");
+}
