@@ -25,8 +25,10 @@ seed_files() {
     model_spec)    ls models/*.yaml; find tests/bad-inputs -name '*model*.yaml' 2>/dev/null ;;
     hardware_spec) ls hardware/*.yaml; find tests/bad-inputs tests/data -name '*profile*.yaml' \
                      -o -name '*hardware*.yaml' 2>/dev/null ;;
-    deploy_config) find examples tests/data -name '*.yaml' 2>/dev/null | grep -i deploy || true ;;
+    deploy_config) ls fuzz/seeds/deploy_config/*.yaml
+                   find examples tests/data -name '*.yaml' 2>/dev/null | grep -i deploy || true ;;
     hf_import)     find tests/data/hf -name '*.json' 2>/dev/null || true ;;
+    vllm_args)     ls fuzz/seeds/vllm_args/* ;;
     *) ;;
   esac
   if [ -d "tests/data/fuzz-regressions/$1" ]; then
@@ -67,8 +69,6 @@ builtin_seeds() {
       for f in $(find examples tests/data -name '*.jsonl' 2>/dev/null); do
         { printf '\001'; cat "$f"; } >"$dir/$(echo "$f" | tr '/' '_')"
       done ;;
-    vllm_args)
-      if [ -d fuzz/seeds/vllm_args ]; then cp fuzz/seeds/vllm_args/* "$dir/"; fi ;;
   esac
 }
 
@@ -96,7 +96,7 @@ for bin in "${harnesses[@]}"; do
   [ -f "$dict" ] && dict_arg=("-dict=$dict")
   rc=0
   nice -n 19 "$bin" "$corpus" "$seeds" "${dict_arg[@]}" -max_total_time="$seconds" \
-    -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
+    -timeout=30 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
     -artifact_prefix="$build/findings/$short-" >"$log" 2>&1 || rc=$?
   execs="$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{print $2}' | tail -1)"
   size="$(find "$corpus" -type f | wc -l)"

@@ -1,6 +1,7 @@
 #include "spec/yaml_reader.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -167,6 +168,27 @@ void CheckTree(const YAML::Node& node, const std::string& file, int depth, size_
   }
 }
 
+// Records where the parser starts a document, and ignores the rest.
+struct DocumentStart : YAML::EventHandler {
+  bool seen = false;
+  YAML::Mark mark;
+  void OnDocumentStart(const YAML::Mark& m) override {
+    seen = true;
+    mark = m;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 bool IsAbsent(const YAML::Node& n) { return !n.IsDefined() || n.IsNull(); }
 
 }  // namespace
@@ -208,21 +230,30 @@ YAML::Node ParseYaml(const std::string& text, const std::string& file) {
   }
   CheckUtf8(text, file);
   CheckShapeBeforeParse(text, file);
-  std::vector<YAML::Node> docs;
+  YAML::Node root;
+  DocumentStart second;
   try {
-    docs = YAML::LoadAll(text);
+    root = YAML::Load(text);
+    // Anything after the first document is an error, but yaml-cpp 0.7's
+    // LoadAll never returns on a stray ',' (found by fuzzing: it loops,
+    // allocating). So ask the event parser for at most one more document.
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentStart first;
+    if (parser.HandleNextDocument(first)) parser.HandleNextDocument(second);
   } catch (const YAML::Exception& e) {
     if (e.mark.is_null()) Fail("{}: malformed YAML: {}", file, e.msg);
     Fail("{}:{}:{}: malformed YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg);
   }
-  if (docs.empty() || IsAbsent(docs[0])) Fail("{}: empty document", file);
-  if (docs.size() > 1) {
-    Fail("{}a second YAML document (after '---' or '...'); a file holds exactly one",
-         PosOf(docs[1], file).Prefix());
+  if (IsAbsent(root)) Fail("{}: empty document", file);
+  if (second.seen) {
+    Fail("{}:{}:{}: text after the end of the YAML document (a second '---' document, or a "
+         "stray ',' or ']'); a file holds exactly one",
+         file, second.mark.line + 1, second.mark.column + 1);
   }
   size_t visited = 0;
-  CheckTree(docs[0], file, 0, visited);
-  return docs[0];
+  CheckTree(root, file, 0, visited);
+  return root;
 }
 
 SourcePos PosOf(const YAML::Node& node, const std::string& file) {
