@@ -12,6 +12,7 @@
 #include "cli_runner.h"
 #include "plan/request_mix.h"
 #include "spec/hardware_spec.h"
+#include "spec/hf_import.h"
 #include "spec/model_reader.h"
 #include "spec/request_mix_reader.h"
 #include "util/units.h"
@@ -99,6 +100,20 @@ TEST_CASE("fuzz regressions: request-mix readers") {
           GenerateMix(p, text);
         }
       }
+    });
+  }
+}
+
+TEST_CASE("fuzz regressions: Hugging Face config importer and its output read back") {
+  std::vector<std::string> inputs = Inputs("hf_import");
+  CHECK(!inputs.empty());
+  for (const std::string& path : inputs) {
+    CAPTURE(path);
+    ReadsOrRefusesCleanly([&] {
+      HfImport imp = ImportHfConfig(ReadFile(path), "fuzz/config.json");
+      ModelSpec back = ParseModelYaml(imp.yaml, "imported.yaml");
+      CHECK(back.layers == imp.spec.layers);
+      CHECK(back.groups.size() == imp.spec.groups.size());
     });
   }
 }

@@ -159,8 +159,14 @@ void CheckTree(const YAML::Node& node, const std::string& file, int depth, size_
          node.Scalar().size(), YamlLimits::kMaxScalarBytes);
   }
   if (node.IsMap()) {
+    // Duplicate keys are refused in every map, not just those a MapReader
+    // reads: yaml-cpp keeps the first, Python's json (transformers) the last.
+    std::set<std::string, std::less<>> keys;
     for (const auto& it : node) {
       CheckTree(it.first, file, depth + 1, visited);
+      if (it.first.IsScalar() && !keys.insert(it.first.Scalar()).second) {
+        Fail("{}{}: duplicate key", PosOf(it.first, file).Prefix(), it.first.Scalar());
+      }
       CheckTree(it.second, file, depth + 1, visited);
     }
   } else if (node.IsSequence()) {
