@@ -113,3 +113,40 @@ TEST_CASE("gpus: the catalog, one device, json") {
   CHECK(one.out.find("\"memory_bandwidth_gbps\": 3350") != std::string::npos);
   ExpectError("gpus h100-sx", "unknown GPU 'h100-sx' (did you mean 'h100-sxm'?); `kvplan gpus` lists the catalog");
 }
+
+TEST_CASE("capacity: every example in --help runs and exits 0") {
+  auto help = RunKvplan("capacity --help");
+  REQUIRE(help.exit_code == 0);
+  size_t at = help.out.find("Examples:");
+  REQUIRE(at != std::string::npos);
+  int ran = 0;
+  for (size_t pos = help.out.find("kvplan capacity ", at); pos != std::string::npos;
+       pos = help.out.find("kvplan capacity ", pos + 1)) {
+    std::string line = help.out.substr(pos + 7, help.out.find('\n', pos) - pos - 7);
+    if (line.find("./my-profile.yaml") != std::string::npos) continue;  // a user's file
+    CAPTURE(line);
+    auto r = RunKvplan(line);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.empty());
+    ++ran;
+  }
+  CHECK(ran >= 7);
+}
+
+TEST_CASE("capacity: data parallel replicas multiply the cluster totals") {
+  auto one = RunKvplan("capacity llama-3.1-70b --gpu h100-sxm -tp 4 --format json");
+  auto two = RunKvplan("capacity llama-3.1-70b --gpu h100-sxm -tp 4 -dp 4 --nodes 2 --format json");
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(two.exit_code == 0);
+  auto field = [](const std::string& json, const std::string& key) {
+    size_t at = json.find("\"" + key + "\": ");
+    REQUIRE(at != std::string::npos);
+    return std::stoull(json.substr(at + key.size() + 4));
+  };
+  CHECK(field(two.out, "max_tokens") == field(one.out, "max_tokens"));
+  CHECK(field(two.out, "gpus") == 16);
+  CHECK(field(two.out, "replicas") == 4);
+  // Cluster keys come after the per-GPU ones: find the cluster object's max_tokens.
+  const std::string cluster = two.out.substr(two.out.find("\"cluster\""));
+  CHECK(field(cluster, "max_tokens") == 4 * field(one.out, "max_tokens"));
+}

@@ -352,6 +352,9 @@ TEST_CASE("lints: engine cache types, heads, GPUs, windows") {
   c.max_model_len = 2048;
   CHECK(codes(Run(LoadModel("mistral-7b-v0.1"), "h100-sxm", c)) == "W:window-over-context ");
   c = {};
+  c.kv_cache_memory_bytes = 100 * kGiB;
+  CHECK(codes(Run(LoadModel("llama-3.1-8b"), "h100-sxm", c)) == "W:budget-over-memory ");
+  c = {};
   CapacityResult big = Run(LoadModel("llama-3.1-405b"), "h100-sxm", c);
   CHECK(codes(big) == "E:weights-fit ");
 }

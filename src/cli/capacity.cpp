@@ -400,7 +400,7 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
   kvplan capacity llama-3.1-8b --gpu rtx-3090 --max-model-len 20000 --kv-cache-memory-bytes 3.8125GiB
   kvplan capacity qwen3-32b --gpu h200 --engine sglang --mem-fraction-static 0.88 --format json
   kvplan capacity llama-2-7b --gpu a100-80gb --engine trtllm --free-gpu-memory-fraction 0.95
-  kvplan capacity gemma-3-27b --gpu rtx-4090 --engine llama.cpp -c 32K -np 4 --kv-cache-dtype q8_0
+  kvplan capacity gemma-3-27b --gpu rtx-4090 --engine llama.cpp -c 32K -np 4 --kv-cache-dtype q8_0 --weight-dtype int4
   kvplan capacity deepseek-v3 --gpu h200 -tp 8 --nodes 2 -pp 2 --weight-dtype fp8 --concurrency 64
   kvplan capacity llama-3.1-8b --gpu ./my-profile.yaml --reserve 2GiB)");
   sub->callback([o, &exit_code] {

@@ -11,8 +11,6 @@
 namespace kvplan {
 namespace {
 
-constexpr uint64_t kDefaultGpusPerNode = 8;
-
 /// The part of `model` that one pipeline stage holds: the same groups with
 /// their layer counts restricted to [first, first + n).
 ModelSpec StageModel(const ModelSpec& m, uint64_t first, uint64_t n) {
@@ -22,20 +20,6 @@ ModelSpec StageModel(const ModelSpec& m, uint64_t first, uint64_t n) {
   for (uint64_t i = first; i < first + n && i < m.layers; ++i) s.groups[group_of[i]].layers++;
   s.layers = n;
   return s;
-}
-
-std::string ResolvedWeightDtype(const ModelSpec& m, const EngineConfig& c) {
-  if (!c.weight_dtype.empty()) return FindWeightFormat(c.weight_dtype, c.quant_group_size).name;
-  // vLLM/SGLang/TRT-LLM run fp32 checkpoints in bf16 (dtype "auto").
-  if (m.weight_dtype == "fp32" && c.engine != Engine::kLlamaCpp) return "bf16";
-  return m.weight_dtype;
-}
-
-/// "auto" is the weights' 16-bit type (llama.cpp: f16, its -ctk default).
-std::string ResolvedCacheDtype(const EngineConfig& c, const std::string& weight_dtype) {
-  if (!c.kv_cache_dtype.empty() && c.kv_cache_dtype != "auto") return c.kv_cache_dtype;
-  if (c.engine == Engine::kLlamaCpp) return "fp16";
-  return std::string(AutoCacheDtype(weight_dtype));
 }
 
 /// Tokens of an n-token request that a group holds, rounded the way the
@@ -94,126 +78,6 @@ bool CapacityResult::HasError() const {
                      [](const Lint& l) { return l.severity == Severity::kError; });
 }
 
-EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu, const EngineConfig& in) {
-  EngineConfig c = in;
-  if (c.tp == 0) c.tp = 1;
-  if (c.pp == 0) c.pp = 1;
-  if (c.dp == 0) c.dp = 1;
-  if (c.nodes == 0) c.nodes = 1;
-  if (c.gpus_per_node == 0) c.gpus_per_node = kDefaultGpusPerNode;
-  if (c.memory_fraction == 0) c.memory_fraction = DefaultMemoryFraction(c.engine, gpu, c.tp);
-  if (c.block_size == 0) c.block_size = DefaultBlockSize(c.engine);
-  if (c.kv_cache_dtype.empty()) c.kv_cache_dtype = "auto";
-  if (c.quant_group_size == 0) c.quant_group_size = 128;
-  const bool big = gpu.TotalMemoryBytes() >= 70 * kGiB;
-  switch (c.engine) {
-    case Engine::kVllm: {
-      // arg_utils.py get_batch_defaults (API server): >= 70 GiB and not an
-      // A100: 8192 batched tokens and 1024 sequences; else 2048 and 256.
-      const bool large = big && gpu.name.find("a100") == std::string::npos;
-      if (c.max_num_batched_tokens == 0) c.max_num_batched_tokens = large ? 8192 : 2048;
-      if (c.max_num_seqs == 0) c.max_num_seqs = large ? 1024 : 256;
-      if (c.cuda_graph_max_bs == 0) c.cuda_graph_max_bs = std::min<uint64_t>(512, 2 * c.max_num_seqs);
-      break;
-    }
-    case Engine::kSglang: {
-      const double gib = static_cast<double>(gpu.TotalMemoryBytes()) / static_cast<double>(kGiB);
-      if (c.max_num_batched_tokens == 0) {  // chunked_prefill_size
-        c.max_num_batched_tokens = gib < 35 ? 2048 : gib < 60 ? 4096 : gib < 160 ? 8192 : 16384;
-      }
-      if (c.cuda_graph_max_bs == 0) {
-        c.cuda_graph_max_bs = gib < 20    ? 8
-                              : gib < 35  ? (c.tp < 4 ? 24 : 80)
-                              : gib < 60  ? (c.tp < 4 ? 32 : 160)
-                              : gib < 160 ? (c.tp < 4 ? 256 : 512)
-                                          : 512;
-      }
-      if (c.max_num_seqs == 0) c.max_num_seqs = c.cuda_graph_max_bs;
-      break;
-    }
-    case Engine::kTrtllm:
-      // trtllm-serve defaults: max_num_tokens 8192, max_batch_size 2048 (TorchLlmArgs).
-      if (c.max_num_batched_tokens == 0) c.max_num_batched_tokens = 8192;
-      if (c.max_num_seqs == 0) c.max_num_seqs = 2048;
-      if (c.cuda_graph_max_bs == 0) c.cuda_graph_max_bs = 128;
-      break;
-    case Engine::kLlamaCpp:
-      if (c.n_parallel == 0) c.n_parallel = 1;
-      if (c.n_ubatch == 0) c.n_ubatch = 512;
-      if (c.n_batch == 0) c.n_batch = 2048;
-      if (c.n_ctx == 0) c.n_ctx = c.max_model_len != 0 ? c.max_model_len * c.n_parallel : 4096;
-      c.max_model_len = c.n_ctx / c.n_parallel;
-      c.max_num_seqs = c.n_parallel;
-      c.max_num_batched_tokens = c.n_ubatch;
-      c.memory_fraction = 1.0;
-      break;
-  }
-  if (c.max_model_len == 0) c.max_model_len = m.max_context;
-  return c;
-}
-
-std::vector<Lint> LintConfig(const ModelSpec& m, const HardwareSpec& gpu, const EngineConfig& c) {
-  CapacityResult r;
-  (void)gpu;
-  if (c.memory_fraction <= 0 || c.memory_fraction > 1) {
-    AddLint(r, Severity::kError, "memory-fraction",
-            fmt::format("{} must be in (0, 1], got {}", MemoryFractionFlag(c.engine), c.memory_fraction));
-  }
-  const uint64_t per_replica = c.tp * c.pp;
-  const uint64_t available = c.nodes * c.gpus_per_node;
-  if (per_replica * c.dp > available) {
-    AddLint(r, Severity::kError, "gpus",
-            fmt::format("tp {} x pp {} x dp {} needs {} GPUs but {} node(s) x {} GPUs per node "
-                        "have {}", c.tp, c.pp, c.dp, per_replica * c.dp, c.nodes, c.gpus_per_node,
-                        available));
-  }
-  if (c.pp > m.layers) {
-    AddLint(r, Severity::kError, "pp-layers",
-            fmt::format("pipeline parallel size {} is more than the {} layers of {}", c.pp, m.layers, m.name));
-  }
-  bool quantized_cache = false;
-  try {
-    const CacheDtype& dtype = FindCacheDtype(ResolvedCacheDtype(c, ResolvedWeightDtype(m, c)));
-    quantized_cache = dtype.IsBlock();
-    std::string why = CacheDtypeUnsupported(c.engine, m, dtype);
-    if (!why.empty()) AddLint(r, Severity::kError, "dtype-engine", why);
-    CheckKvConfig(m, dtype, c.tp);
-  } catch (const Error& e) {
-    AddLint(r, Severity::kError, "kv-config", e.what());
-  }
-  if (quantized_cache && c.engine == Engine::kLlamaCpp) {
-    AddLint(r, Severity::kWarning, "llama-fa",
-            "llama.cpp needs flash attention (-fa on) for a quantized V cache");
-  }
-  if (m.mla && c.tp > 1) {
-    AddLint(r, Severity::kWarning, "mla-replicated",
-            fmt::format("MLA keeps the whole latent cache on every one of the {} tensor-parallel "
-                        "ranks: tp adds no cache capacity per request", c.tp));
-  } else if (c.tp > m.kv_heads && m.kv_heads != 0 && m.HasAttention()) {
-    AddLint(r, Severity::kWarning, "kv-replicated",
-            fmt::format("tp {} is more than the {} KV heads: each head is replicated on {} ranks",
-                        c.tp, m.kv_heads, c.tp / m.kv_heads));
-  }
-  for (const LayerGroup& g : m.groups) {
-    if ((g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked) && g.window >= c.max_model_len) {
-      AddLint(r, Severity::kWarning, "window-over-context",
-              fmt::format("the {} window of {} tokens is not smaller than max_model_len {}: those "
-                          "layers cache every token, like full attention",
-                          LayerKindName(g.kind), g.window, c.max_model_len));
-      break;
-    }
-  }
-  if (c.max_model_len > m.max_context) {
-    AddLint(r, c.engine == Engine::kLlamaCpp ? Severity::kWarning : Severity::kError, "max-model-len",
-            fmt::format("max_model_len {} is more than {}'s max_context {} (vLLM refuses this "
-                        "without VLLM_ALLOW_LONG_MAX_MODEL_LEN)", c.max_model_len, m.name, m.max_context));
-  }
-  if (c.max_model_len == 0) {
-    AddLint(r, Severity::kError, "max-model-len", "max_model_len must be at least 1 token");
-  }
-  return r.lints;
-}
-
 CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, const EngineConfig& config) {
   CapacityResult r;
   EngineConfig c = ResolveEngineConfig(m, gpu, config);
@@ -255,6 +119,7 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   const std::vector<uint64_t> stage_layers = PipelineStageLayers(m.layers, c.pp);
   uint64_t first = 0;
   uint64_t min_blocks = UINT64_MAX;
+  std::vector<uint64_t> trt_free;  // TRT-LLM: memory free after loading, per stage
   for (uint64_t s = 0; s < c.pp; ++s) {
     StageCapacity st;
     st.stage = s;
@@ -281,7 +146,7 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
                                  static_cast<int64_t>(st.weights_bytes) - static_cast<int64_t>(reserve);
       headroom = free_after > 0 ? static_cast<int64_t>(static_cast<double>(free_after) * c.memory_fraction)
                                 : free_after;
-      if (s == 0 || last) r.usable_bytes = free_after > 0 ? static_cast<uint64_t>(free_after) : 0;
+      trt_free.push_back(free_after > 0 ? static_cast<uint64_t>(free_after) : 0);
     } else {
       headroom = static_cast<int64_t>(r.usable_bytes) - static_cast<int64_t>(st.weights_bytes) -
                  static_cast<int64_t>(reserve);
@@ -302,20 +167,38 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   }
   r.explicit_budget = c.kv_cache_memory_bytes != 0 || c.max_total_tokens != 0;
   const StageCapacity& t = r.stages[r.tightest_stage];
+  if (c.engine == Engine::kTrtllm) r.usable_bytes = trt_free[r.tightest_stage];
+  if (r.explicit_budget) {
+    // The engine takes the given budget as is (SGLang: at most what memory
+    // allows); say so when the estimate has less room.
+    const uint64_t room = t.headroom_bytes > 0 ? static_cast<uint64_t>(t.headroom_bytes) : 0;
+    if (t.kv_budget_bytes > room) {
+      AddLint(r, Severity::kWarning, "budget-over-memory",
+              c.engine == Engine::kSglang && c.max_total_tokens != 0
+                  ? fmt::format("--max-total-tokens {} is more than the {} tokens memory allows; SGLang "
+                                "would keep the smaller", c.max_total_tokens,
+                                t.bytes_per_token ? room / t.bytes_per_token : 0)
+                  : fmt::format("the given KV budget {} is more than the {} left after weights and the "
+                                "modelled reserve", FormatBoth(t.kv_budget_bytes), FormatBoth(room)));
+    }
+  }
   r.kv_budget_bytes = t.kv_budget_bytes;
   r.bytes_per_token = t.bytes_per_token;
   r.block_bytes = t.block_bytes;
   r.num_blocks = min_blocks;
 
   if (!r.explicit_budget && t.headroom_bytes <= 0) {
-    const bool weights_alone = static_cast<int64_t>(t.weights_bytes) >
-                               static_cast<int64_t>(c.engine == Engine::kTrtllm ? r.total_memory_bytes : r.usable_bytes);
+    const bool weights_alone =
+        t.weights_bytes > (c.engine == Engine::kTrtllm ? r.total_memory_bytes : r.usable_bytes);
     AddLint(r, Severity::kError, weights_alone ? "weights-fit" : "no-kv-memory",
             weights_alone
-                ? fmt::format("{} does not fit: its weights take {} per GPU but {} x {} = {} is usable; "
+                ? fmt::format("{} does not fit: its weights take {} per GPU but {} is usable; "
                               "use more GPUs (-tp/-pp) or quantized weights (--weight-dtype)",
-                              m.name, FormatBoth(t.weights_bytes), FormatBoth(r.total_memory_bytes),
-                              c.memory_fraction, FormatBoth(r.usable_bytes))
+                              m.name, FormatBoth(t.weights_bytes),
+                              c.engine == Engine::kVllm || c.engine == Engine::kSglang
+                                  ? fmt::format("{} x {} = {}", FormatBoth(r.total_memory_bytes),
+                                                c.memory_fraction, FormatBoth(r.usable_bytes))
+                                  : FormatBoth(r.total_memory_bytes))
                 : fmt::format("no memory is left for the KV cache: weights {} + reserve {} exceed the "
                               "usable {} per GPU", FormatBoth(t.weights_bytes),
                               FormatBoth(r.reserve.total_bytes), FormatBoth(r.usable_bytes)));

@@ -174,6 +174,15 @@ struct CapacityResult {
 EngineConfig ResolveEngineConfig(const ModelSpec& model, const HardwareSpec& gpu,
                                  const EngineConfig& config);
 
+/// The weight format the engine runs: --weight-dtype, else the model's
+/// (fp32 checkpoints run in bf16 on vLLM, SGLang and TRT-LLM). Throws Error
+/// for an unknown name.
+std::string ResolvedWeightDtype(const ModelSpec& model, const EngineConfig& config);
+
+/// The cache dtype name: --kv-cache-dtype, or for "auto" the weights' 16-bit
+/// type (llama.cpp: fp16, its -ctk default).
+std::string ResolvedCacheDtype(const EngineConfig& config, const std::string& weight_dtype);
+
 /// Configuration problems (tp not dividing heads, tp*pp over the GPUs, a cache
 /// dtype the engine lacks, a window over the context...). Never throws.
 std::vector<Lint> LintConfig(const ModelSpec& model, const HardwareSpec& gpu,

@@ -14,11 +14,11 @@ namespace {
 // multiple of 64 (DEFAULT_VOCAB_PADDING_SIZE) before splitting it over ranks.
 constexpr uint64_t kVocabPadding = 64;
 
-WeightTensor Linear(TensorPart part, std::string name, uint64_t rows, uint64_t cols, TpSplit split,
+WeightTensor Linear(TensorPart part, std::string_view name, uint64_t rows, uint64_t cols, TpSplit split,
                     uint64_t copies = 1) {
   WeightTensor t;
   t.part = part;
-  t.name = std::move(name);
+  t.name = name;
   t.rows = rows;
   t.cols = cols;
   t.copies = copies;
@@ -27,11 +27,11 @@ WeightTensor Linear(TensorPart part, std::string name, uint64_t rows, uint64_t c
   return t;
 }
 
-WeightTensor Vector(TensorPart part, std::string name, uint64_t length, TpSplit split,
+WeightTensor Vector(TensorPart part, std::string_view name, uint64_t length, TpSplit split,
                     uint64_t copies = 1) {
   WeightTensor t;
   t.part = part;
-  t.name = std::move(name);
+  t.name = name;
   t.rows = 1;
   t.cols = length;
   t.copies = copies;
@@ -121,15 +121,15 @@ void AddAttention(const ModelSpec& m, const LayerGroup& g, std::vector<WeightTen
   }
 }
 
-void AddMlp(const ModelSpec& m, TensorPart part, const std::string& prefix, uint64_t width,
+void AddMlp(const ModelSpec& m, TensorPart part, uint64_t width,
             uint64_t copies, std::vector<WeightTensor>& out) {
   const uint64_t h = m.hidden_size;
   const uint64_t up_rows = m.mlp == "gated" ? 2 * width : width;  // gate + up, or up
-  out.push_back(Linear(part, prefix + "gate_up_proj", up_rows, h, TpSplit::kColumn, copies));
-  out.push_back(Linear(part, prefix + "down_proj", h, width, TpSplit::kRow, copies));
+  out.push_back(Linear(part, "gate_up_proj", up_rows, h, TpSplit::kColumn, copies));
+  out.push_back(Linear(part, "down_proj", h, width, TpSplit::kRow, copies));
   if (MlpBias(m)) {
-    out.push_back(Vector(TensorPart::kBias, prefix + "gate_up_proj.bias", up_rows, TpSplit::kColumn, copies));
-    out.push_back(Vector(TensorPart::kBias, prefix + "down_proj.bias", h, TpSplit::kReplicated, copies));
+    out.push_back(Vector(TensorPart::kBias, "gate_up_proj.bias", up_rows, TpSplit::kColumn, copies));
+    out.push_back(Vector(TensorPart::kBias, "down_proj.bias", h, TpSplit::kReplicated, copies));
   }
 }
 
@@ -243,6 +243,7 @@ ModelTensors BuildModelTensors(const ModelSpec& m) {
   const std::vector<size_t> group_of = m.LayerToGroup();
   for (uint64_t i = 0; i < m.layers; ++i) {
     std::vector<WeightTensor>& L = t.layers[i];
+    L.reserve(16);
     const LayerGroup& g = m.groups[group_of[i]];
     // Mixer: attention, or Mamba for attention-free layers of a Mamba hybrid.
     if (g.kind == LayerKind::kState && m.mamba) {
@@ -261,13 +262,12 @@ ModelTensors BuildModelTensors(const ModelSpec& m) {
       if (MlpBias(m) || ArchStarts(m, "DeepseekV3")) {
         L.push_back(Vector(TensorPart::kBias, "router.bias", e.experts, TpSplit::kReplicated));
       }
-      AddMlp(m, TensorPart::kExperts, "experts.", e.intermediate_size, e.experts, L);
+      AddMlp(m, TensorPart::kExperts, e.intermediate_size, e.experts, L);
       if (e.shared_experts != 0) {
-        AddMlp(m, TensorPart::kSharedExperts, "shared_experts.",
-               e.intermediate_size * e.shared_experts, 1, L);
+        AddMlp(m, TensorPart::kSharedExperts, e.intermediate_size * e.shared_experts, 1, L);
       }
     } else {
-      AddMlp(m, TensorPart::kMlp, "mlp.", m.intermediate_size, 1, L);
+      AddMlp(m, TensorPart::kMlp, m.intermediate_size, 1, L);
     }
   }
   return t;

@@ -55,7 +55,7 @@ enum class TpSplit {
 /// One weight tensor kind of one layer (or of the whole model), `copies` times.
 struct WeightTensor {
   TensorPart part = TensorPart::kAttention;
-  std::string name;        // e.g. "q_proj", "experts.down_proj"
+  std::string_view name;   // e.g. "q_proj", "down_proj" (a literal; `part` says whose)
   uint64_t rows = 0;       // output features (1 for vectors)
   uint64_t cols = 0;       // input features (length for vectors)
   uint64_t copies = 1;     // e.g. routed experts

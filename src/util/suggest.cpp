@@ -47,6 +47,12 @@ std::vector<std::string> ClosestNames(std::string_view name,
       scored.emplace_back(prefix >= 4 ? 1000 - prefix : 1000, d, c);
     }
   }
+  // A candidate one edit away is almost surely the one meant: offer only those.
+  if (std::any_of(scored.begin(), scored.end(), [](const auto& t) { return std::get<1>(t) <= 1; })) {
+    scored.erase(std::remove_if(scored.begin(), scored.end(),
+                                [](const auto& t) { return std::get<1>(t) > 1; }),
+                 scored.end());
+  }
   std::stable_sort(scored.begin(), scored.end());
   std::vector<std::string> out;
   for (size_t i = 0; i < scored.size() && i < n; ++i) out.push_back(std::get<2>(scored[i]));
