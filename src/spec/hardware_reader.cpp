@@ -70,29 +70,32 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
 
 std::string HardwareToYaml(const HardwareSpec& h) {
   std::string out;
-  out += fmt::format("# {}\n", h.display_name);
-  out += fmt::format("name: {}\n", h.name);
-  out += fmt::format("display_name: \"{}\"\n", h.display_name);
-  if (!h.vendor.empty()) out += fmt::format("vendor: {}\n", h.vendor);
+  // Every text value is quoted and escaped so that any name a reader accepted
+  // (or a bench machine reports) reads back unchanged; numbers use the
+  // shortest form that reads back exactly.
+  out += fmt::format("# {}\n", OneLine(h.display_name));
+  out += fmt::format("name: {}\n", YamlQuote(h.name));
+  out += fmt::format("display_name: {}\n", YamlQuote(h.display_name));
+  if (!h.vendor.empty()) out += fmt::format("vendor: {}\n", YamlQuote(h.vendor));
   out += fmt::format("memory_bytes: {}\n", h.memory_bytes);
   if (h.usable_memory_bytes) out += fmt::format("usable_memory_bytes: {}\n", h.usable_memory_bytes);
   out += fmt::format("memory_bandwidth_gbps: {}\n", h.memory_bandwidth_gbps);
   if (!h.flops.empty()) {
     out += "flops:\n";
-    for (const auto& [k, v] : h.flops) out += fmt::format("  {}: {:.6g}\n", k, v);
+    for (const auto& [k, v] : h.flops) out += fmt::format("  {}: {}\n", k, v);
   }
   if (h.interconnect_gbps > 0) out += fmt::format("interconnect_gbps: {}\n", h.interconnect_gbps);
-  out += fmt::format("source: \"{}\"\n", h.source);
-  if (!h.source_url.empty()) out += fmt::format("source_url: {}\n", h.source_url);
+  out += fmt::format("source: {}\n", YamlQuote(h.source));
+  if (!h.source_url.empty()) out += fmt::format("source_url: {}\n", YamlQuote(h.source_url));
   if (h.measured) {
     const MeasuredProfile& p = *h.measured;
     out += "measured:\n";
-    out += fmt::format("  device: {}\n", p.device);
-    if (!p.machine.empty()) out += fmt::format("  machine: \"{}\"\n", p.machine);
-    out += fmt::format("  read_ceiling_gbps: {:.3f}\n", p.read_ceiling_gbps);
+    out += fmt::format("  device: {}\n", YamlQuote(p.device));
+    if (!p.machine.empty()) out += fmt::format("  machine: {}\n", YamlQuote(p.machine));
+    out += fmt::format("  read_ceiling_gbps: {}\n", p.read_ceiling_gbps);
     out += "  curve:  # achieved GB/s by bytes read per decode step\n";
     for (const BandwidthPoint& b : p.curve) {
-      out += fmt::format("    - {{bytes: {}, gbps: {:.3f}}}\n", b.bytes, b.gbps);
+      out += fmt::format("    - {{bytes: {}, gbps: {}}}\n", b.bytes, b.gbps);
     }
   }
   return out;

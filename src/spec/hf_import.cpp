@@ -437,6 +437,9 @@ void ReadMoe(const Config& c, const Arch& a, Draft& d) {
     default:
       return;
   }
+  // A period of 0 is not a model (transformers would divide by it); refuse it
+  // before anything computes i % period (found by fuzz_hf_import).
+  if (m.period == 0) Fail("{}: the MoE layer period ({}) must be at least 1", c.File(), d.why["moe"]);
   s.moe = m;
 }
 
@@ -524,6 +527,12 @@ Draft Build(const YAML::Node& root, const std::string& file, const std::string& 
   s.query_heads = first({"num_attention_heads", "n_head"}, "query_heads");
   if (s.layers == 0 || s.hidden_size == 0 || s.query_heads == 0) {
     Fail("{}: layers, hidden size and attention heads must be positive", file);
+  }
+  // Checked before the per-layer loops below (layer patterns, the parameter
+  // estimate) rather than only when the emitted spec is read back.
+  if (s.layers > ModelLimits::kMaxLayers) {
+    Fail("{}: {}: {} layers is over kvplan's limit of {} (see docs/reliability.md)", file,
+         d.why["layers"], s.layers, ModelLimits::kMaxLayers);
   }
 
   // KV heads.

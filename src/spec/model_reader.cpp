@@ -113,6 +113,10 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
     if (!groups.IsSequence() || groups.size() == 0) {
       Fail("{}layer_groups: expected a non-empty list of groups", r.Pos("layer_groups").Prefix());
     }
+    if (groups.size() > ModelLimits::kMaxLayerGroups) {
+      Fail("{}layer_groups: {} groups is over kvplan's limit of {} (see docs/reliability.md)",
+           r.Pos("layer_groups").Prefix(), groups.size(), ModelLimits::kMaxLayerGroups);
+    }
     for (size_t i = 0; i < groups.size(); ++i) {
       MapReader g(groups[i], file, fmt::format("layer_groups[{}]", i));
       LayerGroup lg;

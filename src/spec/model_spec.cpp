@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 namespace kvplan {
 
 std::string_view LayerKindName(LayerKind kind) {
@@ -60,6 +62,68 @@ void Positive(const ModelSpec& s, std::string_view field, uint64_t value) {
   if (value == 0) Fail("{}{}: must be a positive integer", s.PosOf(field).Prefix(), field);
 }
 
+// `at` (a position prefix) and `field` name the value in the message.
+void AtMost(const std::string& at, std::string_view field, uint64_t value, uint64_t limit) {
+  if (value > limit) {
+    Fail("{}{}: {} is over kvplan's limit of {} (see docs/reliability.md)", at, field, value,
+         limit);
+  }
+}
+
+void CheckLimits(const ModelSpec& s) {
+  auto top = [&](std::string_view field, uint64_t value, uint64_t limit) {
+    AtMost(s.PosOf(field).Prefix(), field, value, limit);
+  };
+  top("layers", s.layers, ModelLimits::kMaxLayers);
+  top("max_context", s.max_context, ModelLimits::kMaxContext);
+  top("hidden_size", s.hidden_size, ModelLimits::kMaxWidth);
+  top("query_heads", s.query_heads, ModelLimits::kMaxHeads);
+  top("kv_heads", s.kv_heads, ModelLimits::kMaxHeads);
+  top("head_dim", s.head_dim, ModelLimits::kMaxHeadDim);
+  top("v_head_dim", s.v_head_dim, ModelLimits::kMaxHeadDim);
+  top("vocab_size", s.vocab_size, ModelLimits::kMaxWidth);
+  top("intermediate_size", s.intermediate_size, ModelLimits::kMaxWidth);
+  if (s.groups.size() > ModelLimits::kMaxLayerGroups) {
+    Fail("{}layer_groups: {} groups is over kvplan's limit of {} (see docs/reliability.md)",
+         s.PosOf("layer_groups").Prefix(), s.groups.size(), ModelLimits::kMaxLayerGroups);
+  }
+  if (s.moe) {
+    std::string at = s.PosOf("moe").Prefix() + "moe: ";
+    AtMost(at, "experts", s.moe->experts, ModelLimits::kMaxExperts);
+    AtMost(at, "shared_experts", s.moe->shared_experts, ModelLimits::kMaxExperts);
+    AtMost(at, "intermediate_size", s.moe->intermediate_size, ModelLimits::kMaxWidth);
+    if (s.moe->dense_layers > s.layers || s.moe->period > s.layers) {
+      Fail("{}dense_layers {} and period {} must not exceed the model's {} layers", at,
+           s.moe->dense_layers, s.moe->period, s.layers);
+    }
+  }
+  if (s.mla) {
+    std::string at = s.PosOf("mla").Prefix() + "mla: ";
+    AtMost(at, "kv_lora_rank", s.mla->kv_lora_rank, ModelLimits::kMaxHeadDim);
+    AtMost(at, "qk_rope_head_dim", s.mla->qk_rope_head_dim, ModelLimits::kMaxHeadDim);
+    AtMost(at, "qk_nope_head_dim", s.mla->qk_nope_head_dim, ModelLimits::kMaxHeadDim);
+    AtMost(at, "q_lora_rank", s.mla->q_lora_rank, ModelLimits::kMaxWidth);
+    AtMost(at, "v_head_dim", s.mla->v_head_dim, ModelLimits::kMaxHeadDim);
+  }
+  if (s.mamba) {
+    std::string at = s.PosOf("mamba").Prefix() + "mamba: ";
+    AtMost(at, "d_state", s.mamba->d_state, ModelLimits::kMaxWidth);
+    AtMost(at, "d_conv", s.mamba->d_conv, ModelLimits::kMaxWidth);
+    AtMost(at, "expand", s.mamba->expand, ModelLimits::kMaxHeads);
+    AtMost(at, "dt_rank", s.mamba->dt_rank, ModelLimits::kMaxWidth);
+  }
+  for (const LayerGroup& g : s.groups) {
+    std::string at = g.pos.Prefix();
+    if (g.layers > s.layers || g.every > s.layers) {
+      Fail("{}{}: {} is more than the model's {} layers", at, g.layers > s.layers ? "layers" : "every",
+           g.layers > s.layers ? g.layers : g.every, s.layers);
+    }
+    AtMost(at, "kv_heads", g.kv_heads, ModelLimits::kMaxHeads);
+    AtMost(at, "head_dim", g.head_dim, ModelLimits::kMaxHeadDim);
+    AtMost(at, "v_head_dim", g.v_head_dim, ModelLimits::kMaxHeadDim);
+  }
+}
+
 }  // namespace
 
 void ValidateModel(ModelSpec& s) {
@@ -69,6 +133,7 @@ void ValidateModel(ModelSpec& s) {
   Positive(s, "kv_heads", s.kv_heads);
   Positive(s, "head_dim", s.head_dim);
   Positive(s, "max_context", s.max_context);
+  CheckLimits(s);
   if (s.v_head_dim == 0) s.v_head_dim = s.head_dim;
   if (s.kv_heads > s.query_heads) {
     Fail("{}kv_heads: {} is more than query_heads {}", s.PosOf("kv_heads").Prefix(), s.kv_heads,
@@ -167,7 +232,9 @@ void ValidateModel(ModelSpec& s) {
   if (!s.attention_stated.empty()) {
     std::string derived = s.AttentionKind();
     std::string stated;
-    for (char c : s.attention_stated) stated += static_cast<char>(std::toupper(c));
+    for (char c : s.attention_stated) {
+      stated += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
     if (stated != derived) {
       Fail("{}attention: says {} but the heads make it {} ({} query heads, {} KV heads)",
            s.PosOf("attention").Prefix(), s.attention_stated, derived, s.query_heads,

@@ -123,6 +123,19 @@ struct ModelSpec {
   bool HasAttention() const;
 };
 
+/// Upper bounds ValidateModel enforces (docs/reliability.md). Each is far
+/// above every published model and low enough that no arithmetic on a spec
+/// can overflow before the checked byte counts, and per-layer tables stay small.
+struct ModelLimits {
+  static constexpr uint64_t kMaxLayers = 4096;            // deepest published: 126 (Llama 3.1 405B)
+  static constexpr uint64_t kMaxContext = 1ull << 30;     // 1,073,741,824; longest published: 10M
+  static constexpr uint64_t kMaxLayerGroups = 1024;
+  static constexpr uint64_t kMaxHeads = 65536;            // query or KV heads (largest: 128)
+  static constexpr uint64_t kMaxHeadDim = 65536;          // any head or latent dim (largest: 576)
+  static constexpr uint64_t kMaxWidth = 1ull << 24;       // hidden, intermediate, vocab (16.7M)
+  static constexpr uint64_t kMaxExperts = 65536;          // largest published: 384
+};
+
 /// Checks every cross-field rule (heads divide, groups add up, windows > 0...)
 /// and fills resolved fields. Throws Error naming the file, line and field.
 void ValidateModel(ModelSpec& spec);

@@ -1,11 +1,14 @@
 #include "spec/yaml_reader.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -14,26 +17,57 @@
 namespace kvplan {
 namespace {
 
-// Rejects input that would make the recursive parser go too deep, before
-// parsing: flow brackets nested past the limit, or block indentation so deep
-// that no real spec needs it.
-void CheckNestingBeforeParse(const std::string& text, const std::string& file) {
+// Rejects input that would make the parser go too deep or build too many
+// nodes, before parsing (yaml-cpp needs ~1 s per 100k nodes): flow brackets
+// nested past the limit, block indentation so deep that no real spec needs
+// it, or more lines and flow items than YamlLimits::kMaxNodes. It tracks
+// comments and quoted scalars the way YAML does ('#' and quotes only count
+// after a separator), so brackets cannot hide from it.
+void CheckShapeBeforeParse(const std::string& text, const std::string& file) {
   int flow = 0, line = 1, column = 0;
   bool in_single = false, in_double = false, in_comment = false, at_line_start = true;
+  bool line_has_content = false;
   int indent = 0;
+  size_t values = 0;
+  auto count_value = [&] {
+    if (++values > YamlLimits::kMaxNodes) {
+      Fail("{}:{}:{}: more than {} values (lines and flow items) in one file", file, line,
+           column, YamlLimits::kMaxNodes);
+    }
+  };
+  // Where YAML lets a comment or a quoted scalar start: after white space, and
+  // inside brackets also after [ { , : (JSON's {"a":"b"}). Erring the other way
+  // only counts more brackets, which is safe.
+  auto after_separator = [&](size_t i, bool comment) {
+    if (i == 0) return true;
+    char p = text[i - 1];
+    if (p == ' ' || p == '\t' || p == '\n') return true;
+    return !comment && flow > 0 && (p == '[' || p == '{' || p == ',' || p == ':');
+  };
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     ++column;
     if (c == '\n') {
+      if (line_has_content) count_value();
       ++line;
       column = 0;
       in_comment = false;
       in_single = in_double = in_double && flow > 0;  // quoted scalars may span lines in flow
       at_line_start = true;
+      line_has_content = false;
       indent = 0;
       continue;
     }
     if (at_line_start) {
+      // YAML indents with spaces only; yaml-cpp's own message for a tab is cryptic.
+      if (c == '\t' && flow == 0 && text.find_first_not_of(' ', i + 1 - column) == i) {
+        size_t next = text.find_first_not_of(" \t", i);
+        if (next != std::string::npos && text[next] != '\n' && text[next] != '\r' &&
+            text[next] != '#') {
+          Fail("{}:{}:{}: a tab in the indentation (YAML indents with spaces)", file, line,
+               column);
+        }
+      }
       if (c == ' ' || c == '-' || c == '?' || c == '\t') {
         if (++indent > 8 * YamlLimits::kMaxDepth) {
           Fail("{}:{}:{}: indentation deeper than {} columns (nesting limit {})", file, line,
@@ -53,43 +87,121 @@ void CheckNestingBeforeParse(const std::string& text, const std::string& file) {
       if (c == '\'') in_single = false;
       continue;
     }
-    if (c == '#') in_comment = true;
-    else if (c == '"') in_double = true;
-    else if (c == '\'' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '[' ||
-                           text[i - 1] == '{' || text[i - 1] == ',' || text[i - 1] == ':'))
+    if (c == '#' && after_separator(i, true)) {
+      in_comment = true;
+      continue;
+    }
+    line_has_content = true;
+    if (c == '"' && after_separator(i, false)) {
+      in_double = true;
+    } else if (c == '\'' && after_separator(i, false)) {
       in_single = true;
-    else if (c == '[' || c == '{') {
+    } else if (c == '[' || c == '{') {
+      count_value();
       if (++flow > YamlLimits::kMaxDepth) {
         Fail("{}:{}:{}: nesting deeper than {} levels", file, line, column,
              YamlLimits::kMaxDepth);
       }
     } else if ((c == ']' || c == '}') && flow > 0) {
       --flow;
+    } else if (c == ',') {
+      count_value();
     }
   }
 }
 
-void CheckDepth(const YAML::Node& node, const std::string& file, int depth) {
-  if (depth > YamlLimits::kMaxDepth) {
-    SourcePos p = PosOf(node, file);
-    Fail("{}nesting deeper than {} levels", p.Prefix(), YamlLimits::kMaxDepth);
-  }
-  if (node.IsMap() || node.IsSequence()) {
-    for (const auto& it : node) {
-      if (node.IsMap()) {
-        CheckDepth(it.second, file, depth + 1);
-      } else {
-        CheckDepth(it, file, depth + 1);
-      }
+// Rejects bytes that are not UTF-8 (yaml-cpp would silently turn them into
+// U+FFFD), naming the line and column of the first bad byte.
+void CheckUtf8(const std::string& text, const std::string& file) {
+  int line = 1, column = 0;
+  for (size_t i = 0; i < text.size();) {
+    auto b = static_cast<unsigned char>(text[i]);
+    ++column;
+    if (b == '\n') {
+      ++line;
+      column = 0;
     }
+    size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xe ? 3 : (b >> 3) == 0x1e ? 4 : 0;
+    bool ok = n != 0 && i + n <= text.size();
+    uint32_t cp = n == 1 ? b : n == 2 ? (b & 0x1fu) : n == 3 ? (b & 0x0fu) : (b & 0x07u);
+    for (size_t k = 1; ok && k < n; ++k) {
+      auto c = static_cast<unsigned char>(text[i + k]);
+      ok = (c >> 6) == 0x2;
+      cp = (cp << 6) | (c & 0x3fu);
+    }
+    // No overlong forms, no surrogates, nothing past U+10FFFF.
+    if (ok && n > 1) {
+      ok = (n == 2 && cp >= 0x80) || (n == 3 && cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff)) ||
+           (n == 4 && cp >= 0x10000 && cp <= 0x10ffff);
+    }
+    if (!ok) {
+      Fail("{}:{}:{}: not UTF-8 text (byte 0x{:02x}); save the file as UTF-8", file, line, column,
+           b);
+    }
+    i += n;
   }
 }
+
+// Walks the parsed tree once, enforcing depth, node count and scalar length.
+// `visited` counts every node reached, so shared (aliased) subtrees count
+// each time they are used.
+void CheckTree(const YAML::Node& node, const std::string& file, int depth, size_t& visited) {
+  if (depth > YamlLimits::kMaxDepth) {
+    Fail("{}nesting deeper than {} levels", PosOf(node, file).Prefix(), YamlLimits::kMaxDepth);
+  }
+  if (++visited > YamlLimits::kMaxNodes) {
+    Fail("{}more than {} values in one file (anchors and aliases count each time they are "
+         "used)",
+         PosOf(node, file).Prefix(), YamlLimits::kMaxNodes);
+  }
+  if (node.IsScalar() && node.Scalar().size() > YamlLimits::kMaxScalarBytes) {
+    Fail("{}a value of {} bytes, over the {} byte limit", PosOf(node, file).Prefix(),
+         node.Scalar().size(), YamlLimits::kMaxScalarBytes);
+  }
+  if (node.IsMap()) {
+    // Duplicate keys are refused in every map, not just those a MapReader
+    // reads: yaml-cpp keeps the first, Python's json (transformers) the last.
+    std::set<std::string, std::less<>> keys;
+    for (const auto& it : node) {
+      CheckTree(it.first, file, depth + 1, visited);
+      if (it.first.IsScalar() && !keys.insert(it.first.Scalar()).second) {
+        Fail("{}{}: duplicate key", PosOf(it.first, file).Prefix(), it.first.Scalar());
+      }
+      CheckTree(it.second, file, depth + 1, visited);
+    }
+  } else if (node.IsSequence()) {
+    for (const auto& it : node) CheckTree(it, file, depth + 1, visited);
+  }
+}
+
+// Records where the parser starts a document, and ignores the rest.
+struct DocumentStart : YAML::EventHandler {
+  bool seen = false;
+  YAML::Mark mark;
+  void OnDocumentStart(const YAML::Mark& m) override {
+    seen = true;
+    mark = m;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
 
 bool IsAbsent(const YAML::Node& n) { return !n.IsDefined() || n.IsNull(); }
 
 }  // namespace
 
 std::string ReadTextFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) Fail("{}: is a directory, not a file", path);
   std::ifstream in(path, std::ios::binary);
   if (!in) Fail("{}: cannot open file: {}", path, std::strerror(errno));
   in.seekg(0, std::ios::end);
@@ -107,21 +219,46 @@ std::string ReadTextFile(const std::string& path) {
 }
 
 YAML::Node ParseYaml(const std::string& text, const std::string& file) {
-  if (text.size() > YamlLimits::kMaxFileBytes) {
-    Fail("{}: input is {} bytes, over the {} byte limit", file, text.size(),
-         YamlLimits::kMaxFileBytes);
+  if (text.size() > YamlLimits::kMaxYamlBytes) {
+    Fail("{}: {} bytes of YAML, over the {} byte limit for YAML and JSON input", file,
+         text.size(), YamlLimits::kMaxYamlBytes);
   }
-  if (text.find('\0') != std::string::npos) Fail("{}: input contains a NUL byte", file);
-  CheckNestingBeforeParse(text, file);
+  if (text.size() >= 2 && ((text[0] == '\xff' && text[1] == '\xfe') ||
+                           (text[0] == '\xfe' && text[1] == '\xff'))) {
+    Fail("{}: UTF-16 text; save the file as UTF-8", file);
+  }
+  if (size_t nul = text.find('\0'); nul != std::string::npos) {
+    size_t line_start = text.rfind('\n', nul);
+    line_start = line_start == std::string::npos ? 0 : line_start + 1;
+    Fail("{}:{}:{}: a NUL byte (is this a binary file?)", file,
+         1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n'),
+         nul - line_start + 1);
+  }
+  CheckUtf8(text, file);
+  CheckShapeBeforeParse(text, file);
   YAML::Node root;
+  DocumentStart second;
   try {
     root = YAML::Load(text);
+    // Anything after the first document is an error, but yaml-cpp 0.7's
+    // LoadAll never returns on a stray ',' (found by fuzzing: it loops,
+    // allocating). So ask the event parser for at most one more document.
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentStart first;
+    if (parser.HandleNextDocument(first)) parser.HandleNextDocument(second);
   } catch (const YAML::Exception& e) {
     if (e.mark.is_null()) Fail("{}: malformed YAML: {}", file, e.msg);
     Fail("{}:{}:{}: malformed YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg);
   }
   if (IsAbsent(root)) Fail("{}: empty document", file);
-  CheckDepth(root, file, 0);
+  if (second.seen) {
+    Fail("{}:{}:{}: text after the end of the YAML document (a second '---' document, or a "
+         "stray ',' or ']'); a file holds exactly one",
+         file, second.mark.line + 1, second.mark.column + 1);
+  }
+  size_t visited = 0;
+  CheckTree(root, file, 0, visited);
   return root;
 }
 
@@ -258,6 +395,22 @@ void MapReader::Finish() const {
            DidYouMean(key, known));
     }
   }
+}
+
+std::string YamlQuote(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;  // UTF-8 passes through as is
+    }
+  }
+  return out + "\"";
 }
 
 uint64_t ScalarU64(const YAML::Node& node, const std::string& file, std::string_view field,

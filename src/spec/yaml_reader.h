@@ -16,17 +16,26 @@
 
 namespace kvplan {
 
-/// Limits enforced before and while parsing (see docs/reliability.md).
+/// Limits enforced before and while parsing (see docs/reliability.md). Each
+/// is far above any real input (a model spec is ~2 KB, 3 levels, ~150
+/// nodes) and low enough that a hostile file costs milliseconds and a few MB.
 struct YamlLimits {
-  static constexpr size_t kMaxFileBytes = 4 * 1024 * 1024;  // 4 MiB
+  static constexpr size_t kMaxFileBytes = 4 * 1024 * 1024;  // any input file, checked before reading
+  static constexpr size_t kMaxYamlBytes = 1024 * 1024;       // YAML or JSON text, before parsing
   static constexpr int kMaxDepth = 32;                       // nesting of maps and lists
+  /// Nodes visited when walking the parsed tree, counting every alias use
+  /// again: yaml-cpp shares aliased nodes, so a "billion laughs" file is small
+  /// in memory but exponential for any reader that walks it.
+  static constexpr size_t kMaxNodes = 100'000;
+  static constexpr size_t kMaxScalarBytes = 16 * 1024;       // one key or value
 };
 
 /// Reads a whole file (at most YamlLimits::kMaxFileBytes). Throws Error "file: ...".
 std::string ReadTextFile(const std::string& path);
 
 /// Parses `text` as one YAML (or JSON) document named `file`. Throws Error with
-/// file:line:col on malformed input, an empty document, or nesting too deep.
+/// file:line:col on malformed input, bytes that are not UTF-8, an empty
+/// document, more than one document, or any YamlLimits exceeded.
 YAML::Node ParseYaml(const std::string& text, const std::string& file);
 
 /// Position of a node in `file` (1-based line and column).
@@ -71,6 +80,10 @@ class MapReader {
   SourcePos pos_;
   std::set<std::string, std::less<>> asked_;
 };
+
+/// `text` as a double-quoted YAML scalar that ParseYaml reads back unchanged
+/// (quotes, backslashes and control characters escaped), for writers.
+std::string YamlQuote(std::string_view text);
 
 /// Parses a scalar as a positive integer (digits and '_' only).
 uint64_t ScalarU64(const YAML::Node& node, const std::string& file, std::string_view field,

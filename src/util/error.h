@@ -10,9 +10,13 @@
 
 namespace kvplan {
 
+/// `message` with control characters (a newline or tab echoed from an input
+/// value) written as \n, \t, \xNN, so an error is always one printable line.
+std::string OneLine(const std::string& message);
+
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
+  explicit Error(const std::string& message) : std::runtime_error(OneLine(message)) {}
 };
 
 /// Throws Error with a fmt-formatted message.

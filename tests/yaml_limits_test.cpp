@@ -1,0 +1,107 @@
+// The input limits of docs/reliability.md, checked at their edges.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "spec/model_reader.h"
+#include "spec/yaml_reader.h"
+
+using namespace kvplan;
+
+namespace {
+
+// A billion-laughs document: `levels` anchors, each a list of ten aliases of
+// the one before, so the last expands to 10^levels values.
+std::string Laughs(int levels) {
+  // Built with append: GCC 12 warns falsely (-Wrestrict) on "literal" + string.
+  std::string t = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= levels; ++i) {
+    t.append("a").append(std::to_string(i)).append(": &a").append(std::to_string(i)).append(" [");
+    for (int k = 0; k < 10; ++k) t.append(k ? ", *a" : "*a").append(std::to_string(i - 1));
+    t.append("]\n");
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("aliases count every time they are used, so an alias bomb stops at the node budget") {
+  // 10 + 100 + 1,000 + 10,000 values (plus keys and lists): under 100,000.
+  CHECK_NOTHROW(ParseYaml(Laughs(3), "ok.yaml"));
+  // 10^5 values from a file of a few hundred bytes: refused, quickly.
+  CHECK_THROWS_WITH(ParseYaml(Laughs(4), "laughs.yaml"),
+                    doctest::Contains("more than 100000 values in one file"));
+  CHECK_THROWS_WITH(ParseYaml(Laughs(9), "laughs.yaml"),
+                    doctest::Contains("more than 100000 values in one file"));
+}
+
+TEST_CASE("nesting: 32 levels read, 33 refused before parsing, with the position") {
+  auto nested = [](int n) {
+    std::string t = "a: ";
+    return t.append(static_cast<size_t>(n), '[').append(static_cast<size_t>(n), ']').append("\n");
+  };
+  CHECK_NOTHROW(ParseYaml(nested(31), "ok.yaml"));  // the map is level 0
+  CHECK_THROWS_WITH(ParseYaml(nested(33), "deep.yaml"),
+                    "deep.yaml:1:36: nesting deeper than 32 levels");
+}
+
+TEST_CASE("bytes: not UTF-8, NUL, over the size limit; one document only") {
+  CHECK_THROWS_WITH(ParseYaml("a: 1\nb: caf\xe9\n", "x.yaml"),
+                    "x.yaml:2:7: not UTF-8 text (byte 0xe9); save the file as UTF-8");
+  CHECK_THROWS_WITH(ParseYaml("a: \xed\xa0\x80\n", "x.yaml"),  // a UTF-16 surrogate
+                    "x.yaml:1:4: not UTF-8 text (byte 0xed); save the file as UTF-8");
+  CHECK_NOTHROW(ParseYaml("a: caf\xc3\xa9 \xf0\x9f\x98\x80\n", "x.yaml"));
+  CHECK_THROWS_WITH(ParseYaml(std::string("a: 1\0", 5), "x.yaml"),
+                    "x.yaml:1:5: a NUL byte (is this a binary file?)");
+  std::string big(YamlLimits::kMaxYamlBytes + 1, ' ');
+  CHECK_THROWS_WITH(ParseYaml(big, "big.yaml"),
+                    "big.yaml: 1048577 bytes of YAML, over the 1048576 byte limit for YAML and "
+                    "JSON input");
+  CHECK_THROWS_WITH(ParseYaml("a: 1\n---\nb: 2\n", "two.yaml"),
+                    "two.yaml:2:1: text after the end of the YAML document (a second '---' "
+                    "document, or a stray ',' or ']'); a file holds exactly one");
+  // yaml-cpp 0.7's LoadAll loops forever on this (found by fuzz_model_spec).
+  CHECK_THROWS_WITH(ParseYaml("- a\n, -\n", "comma.yaml"),
+                    "comma.yaml:2:1: text after the end of the YAML document (a second '---' "
+                    "document, or a stray ',' or ']'); a file holds exactly one");
+  CHECK_THROWS_WITH(ParseYaml("# only a comment\n", "e.yaml"), "e.yaml: empty document");
+}
+
+TEST_CASE("a value longer than the scalar limit is refused with its position") {
+  std::string ok = "a: ";
+  ok.append(YamlLimits::kMaxScalarBytes, 'x').append("\n");
+  CHECK_NOTHROW(ParseYaml(ok, "x.yaml"));
+  std::string over = "a: ";
+  over.append(YamlLimits::kMaxScalarBytes + 1, 'x').append("\n");
+  CHECK_THROWS_WITH(ParseYaml(over, "x.yaml"),
+                    "x.yaml:1:4: a value of 16385 bytes, over the 16384 byte limit");
+}
+
+TEST_CASE("YamlQuote output reads back unchanged, whatever the text") {
+  for (std::string s : {std::string("plain"), std::string("a \"quoted\" \\ name"),
+                        std::string("line\nbreak\ttab\x01"), std::string("# not a comment: - x"),
+                        std::string("caf\xc3\xa9"), std::string("  spaces  "), std::string("")}) {
+    CAPTURE(s);
+    std::string doc = "v: ";
+    doc.append(YamlQuote(s)).append("\n");
+    YAML::Node n = ParseYaml(doc, "q.yaml");
+    CHECK(n["v"].Scalar() == s);
+  }
+}
+
+TEST_CASE("model limits: the largest allowed values read, one more is refused naming the field") {
+  auto spec = [](const std::string& layers, const std::string& context) {
+    std::string t = "name: big\nsource: s\nlayers: ";
+    t.append(layers).append("\nhidden_size: 256\nquery_heads: 8\nkv_heads: 2\nhead_dim: 32");
+    return t.append("\nmax_context: ").append(context).append("\nparams: 1000\nweight_dtype: bf16\n");
+  };
+  ModelSpec m = ParseModelYaml(spec("4096", "1073741824"), "big.yaml");
+  CHECK(m.layers == ModelLimits::kMaxLayers);
+  CHECK(m.max_context == ModelLimits::kMaxContext);
+  CHECK_THROWS_WITH(ParseModelYaml(spec("4097", "4096"), "big.yaml"),
+                    "big.yaml:3:9: layers: 4097 is over kvplan's limit of 4096 (see "
+                    "docs/reliability.md)");
+  CHECK_THROWS_WITH(ParseModelYaml(spec("32", "1073741825"), "big.yaml"),
+                    "big.yaml:8:14: max_context: 1073741825 is over kvplan's limit of "
+                    "1073741824 (see docs/reliability.md)");
+}
