@@ -5,7 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ libcli11-dev libfmt-dev libyaml-cpp-dev doctest-dev)
+# Build: compiler, CMake, the four libraries. Tests: valgrind (the CLI is run
+# under it), python3 (docs examples). nvcc is optional: with it the CUDA kernel
+# is built too.
+packages=(cmake ninja-build g++ libcli11-dev libfmt-dev libyaml-cpp-dev doctest-dev valgrind
+          python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,5 +24,10 @@ fi
 
 cmake --preset release >/dev/null
 cmake --build --preset release
+# The main job on the bundled catalogs: the cache of Llama-3.1-70B explained,
+# then how many 32K-token users it serves on four H100s in fp8.
 echo
 ./build/release/kvplan size llama-3.1-70b -c 4K --explain
+echo
+./build/release/kvplan capacity llama-3.1-70b --gpu h100-sxm -tp 4 --max-model-len 32K \
+  --kv-cache-dtype fp8
