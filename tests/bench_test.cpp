@@ -108,7 +108,7 @@ TEST_CASE("kvplan bench: json keys, a profile that reads back, --force") {
 
   r = test::RunKvplan(args + " --save prof.yaml", dir);
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "kvplan: error: prof.yaml: file exists (pass --force to overwrite)\n");
+  CHECK(r.err == "kvplan: error: prof.yaml: file exists (use --force to overwrite)\n");
   r = test::RunKvplan(args + " --save prof.yaml --force --hardware h100-sxm --format csv", dir);
   CHECK(r.exit_code == 0);
   CHECK(r.out.rfind("shape,bytes_read,seconds,gbps,fraction_of_read_ceiling,bound,"

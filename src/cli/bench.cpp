@@ -17,6 +17,7 @@
 
 #include "cli/bench_cuda.h"
 #include "cli/commands.h"
+#include "util/atomic_file.h"
 #include "kernels/bench/ceilings.h"
 #include "kernels/bench/harness.h"
 #include "report/json.h"
@@ -238,30 +239,10 @@ HardwareSpec ProfileSpec(const BenchRun& run, const std::string& path) {
 
 void SaveProfile(const BenchRun& run, const std::string& path, bool force) {
   if (run.curve.empty()) Fail("--save: no curve shape was measured (raise --max-cache)");
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !force) {
-    Fail("{}: file exists (pass --force to overwrite)", path);
-  }
   const std::string yaml = "# Hardware profile written by `kvplan bench --save` (schema: docs/hardware-spec.md)\n" +
                            HardwareToYaml(ProfileSpec(run, path));
   ParseHardwareYaml(yaml, path);  // what we write must read back
-  const std::filesystem::path target(path);
-  const std::filesystem::path tmp =
-      target.parent_path() / (".kvplan-" + std::to_string(getpid()) + "-" + target.filename().string() + ".tmp");
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << yaml;
-    f.close();
-    if (!f) {
-      std::filesystem::remove(tmp, ec);
-      Fail("{}: cannot write", tmp.string());
-    }
-  }
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    Fail("{}: cannot write ({})", path, ec.message());
-  }
+  WriteFileAtomic(path, yaml, force);
 }
 
 void Run(const BenchOptions& o) {
@@ -273,7 +254,7 @@ void Run(const BenchOptions& o) {
   if (o.threads < 0) Fail("--threads: must be >= 0 (0 = all cores)");
   std::error_code ec;
   if (!o.save.empty() && std::filesystem::exists(o.save, ec) && !o.force) {
-    Fail("{}: file exists (pass --force to overwrite)", o.save);  // before minutes of measuring
+    Fail("{}: file exists (use --force to overwrite)", o.save);  // before minutes of measuring
   }
   BenchRun run;
   if (!o.hardware.empty()) run.hardware = LoadHardware(o.hardware);

@@ -26,6 +26,7 @@
 #include "report/table.h"
 #include "spec/catalog.h"
 #include "spec/hardware_spec.h"
+#include "util/atomic_file.h"
 #include "util/units.h"
 #endif
 
@@ -239,29 +240,11 @@ HardwareSpec ProfileSpec(const CudaRun& run, const std::string& path) {
 
 void SaveProfile(const CudaRun& run, const std::string& path, bool force) {
   if (run.curve.empty()) Fail("--save: no curve shape was measured (raise --max-cache)");
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !force) Fail("{}: file exists (pass --force to overwrite)", path);
   const std::string yaml =
       "# Hardware profile written by `kvplan bench --device cuda --save` (schema: docs/hardware-spec.md)\n" +
       HardwareToYaml(ProfileSpec(run, path));
   ParseHardwareYaml(yaml, path);  // what we write must read back
-  const std::filesystem::path target(path);
-  const std::filesystem::path tmp =
-      target.parent_path() / (".kvplan-" + std::to_string(getpid()) + "-" + target.filename().string() + ".tmp");
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << yaml;
-    f.close();
-    if (!f) {
-      std::filesystem::remove(tmp, ec);
-      Fail("{}: cannot write", tmp.string());
-    }
-  }
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    Fail("{}: cannot write ({})", path, ec.message());
-  }
+  WriteFileAtomic(path, yaml, force);
 }
 
 }  // namespace
@@ -269,7 +252,7 @@ void SaveProfile(const CudaRun& run, const std::string& path, bool force) {
 void RunCudaBench(const CudaBenchCliOptions& o) {
   std::error_code ec;
   if (!o.save.empty() && std::filesystem::exists(o.save, ec) && !o.force) {
-    Fail("{}: file exists (pass --force to overwrite)", o.save);
+    Fail("{}: file exists (use --force to overwrite)", o.save);
   }
   CudaRun run;
   run.device = kc::OpenCudaDevice();  // "no CUDA device: ..." without one

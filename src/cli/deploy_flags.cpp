@@ -114,32 +114,5 @@ CapacityResult CapacityOrFail(const ModelSpec& model, const HardwareSpec& gpu,
   return r;
 }
 
-void WriteFileSafely(const std::string& path, const std::string& text, bool force) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!force && fs::exists(path, ec)) Fail("{}: file exists (use --force to overwrite)", path);
-  fs::path target(path);
-  fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  std::string tmp_name = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  int fd = mkstemp(tmp_name.data());
-  if (fd < 0) Fail("{}: cannot create a temporary file in {}", path, dir.string());
-  FILE* out = fdopen(fd, "wb");
-  bool ok = out != nullptr && std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  ok = out != nullptr && std::fclose(out) == 0 && ok;
-  if (out == nullptr) close(fd);
-  if (!ok) {
-    fs::remove(tmp_name, ec);
-    Fail("{}: write failed", path);
-  }
-  // mkstemp creates 0600; an output file should have the usual 0644 (less umask).
-  mode_t mask = umask(0);
-  umask(mask);
-  fs::permissions(tmp_name, static_cast<fs::perms>(0666 & ~mask), ec);
-  fs::rename(tmp_name, target, ec);
-  if (ec) {
-    fs::remove(tmp_name, ec);
-    Fail("{}: cannot rename the temporary file into place", path);
-  }
-}
 
 }  // namespace kvplan

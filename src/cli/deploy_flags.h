@@ -44,8 +44,5 @@ EngineConfig ToEngineConfig(const DeployFlags& flags);
 CapacityResult CapacityOrFail(const ModelSpec& model, const HardwareSpec& gpu,
                               const EngineConfig& config);
 
-/// Writes `text` to `path` through a temporary file in the same directory
-/// renamed into place; refuses an existing file unless `force`.
-void WriteFileSafely(const std::string& path, const std::string& text, bool force);
 
 }  // namespace kvplan

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/deploy_flags.h"
+#include "util/atomic_file.h"
 #include "report/chart.h"
 #include "report/json.h"
 #include "report/svg.h"
@@ -96,7 +97,7 @@ void Run(const TradeoffOptions& o) {
   }
   Tradeoff t = ComputeTradeoff(in, contexts, batches);
   Chart chart = MakeChart(m, hw, cap, t);
-  if (!o.svg.empty()) WriteFileSafely(o.svg, RenderSvg(chart), o.force);
+  if (!o.svg.empty()) WriteFileAtomic(o.svg, RenderSvg(chart), o.force);
 
   switch (ToFormat(o.format)) {
     case Format::kJson: {
