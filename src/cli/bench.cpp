@@ -252,10 +252,7 @@ void Run(const BenchOptions& o) {
   }
   if (o.device != "cpu") Fail("--device {}: expected cpu or cuda", o.device);
   if (o.threads < 0) Fail("--threads: must be >= 0 (0 = all cores)");
-  std::error_code ec;
-  if (!o.save.empty() && std::filesystem::exists(o.save, ec) && !o.force) {
-    Fail("{}: file exists (use --force to overwrite)", o.save);  // before minutes of measuring
-  }
+  if (!o.save.empty()) CheckOutputPath(o.save, o.force);  // before minutes of measuring
   BenchRun run;
   if (!o.hardware.empty()) run.hardware = LoadHardware(o.hardware);
   const uint64_t max_cache = o.max_cache.empty() ? UINT64_MAX : ParseBytes(o.max_cache, "--max-cache");

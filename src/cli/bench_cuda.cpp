@@ -250,10 +250,7 @@ void SaveProfile(const CudaRun& run, const std::string& path, bool force) {
 }  // namespace
 
 void RunCudaBench(const CudaBenchCliOptions& o) {
-  std::error_code ec;
-  if (!o.save.empty() && std::filesystem::exists(o.save, ec) && !o.force) {
-    Fail("{}: file exists (use --force to overwrite)", o.save);
-  }
+  if (!o.save.empty()) CheckOutputPath(o.save, o.force);
   CudaRun run;
   run.device = kc::OpenCudaDevice();  // "no CUDA device: ..." without one
   if (!o.hardware.empty()) run.hardware = LoadHardware(o.hardware);

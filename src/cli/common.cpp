@@ -1,6 +1,9 @@
 #include "cli/common.h"
 
 #include <cstdio>
+#include <filesystem>
+
+#include "util/error.h"
 
 namespace kvplan {
 
@@ -26,5 +29,16 @@ const CacheDtype& ResolveCacheDtype(const ModelSpec& model, const std::string& r
 }
 
 void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+void CheckOutputPath(const std::string& path, bool force) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) Fail("{}: is a directory, not a file", path);
+  if (!force && fs::exists(path, ec)) Fail("{}: file exists (use --force to overwrite)", path);
+  fs::path dir = fs::path(path).parent_path();
+  if (!dir.empty() && !fs::is_directory(dir, ec)) {
+    Fail("{}: the folder {} does not exist", path, dir.string());
+  }
+}
 
 }  // namespace kvplan

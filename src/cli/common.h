@@ -27,6 +27,11 @@ const CacheDtype& ResolveCacheDtype(const ModelSpec& model, const std::string& r
 /// Writes text to stdout.
 void Print(const std::string& text);
 
+/// Throws Error when `path` cannot be written later (a directory, a missing
+/// folder, or an existing file without --force): for commands that would
+/// otherwise measure for minutes before failing to write.
+void CheckOutputPath(const std::string& path, bool force);
+
 /// Registers one subcommand on `app`. The subcommand's callback stores its
 /// exit code (0 ok, 1 a check failed) in `exit_code`; errors are thrown.
 using CommandSetup = void (*)(CLI::App& app, int& exit_code);

@@ -108,8 +108,9 @@ void Run(const CompareOptions& o) {
     ModelSpec m = LoadModel(name);
     for (const std::string& v : values) {
       DeployFlags f = key.empty() ? o.deploy : WithValue(o.deploy, key, v);
-      Column c{"", m, LoadHardware(f.gpu), {}};
+      Column c{"", m, {}, {}};
       try {
+        c.gpu = LoadHardware(f.gpu);  // inside: --vary gpu=A,B names the GPU that failed
         c.cap = CapacityOrFail(m, c.gpu, ToEngineConfig(f));
       } catch (const Error& e) {
         // Say which column failed: the message alone may not name the value.

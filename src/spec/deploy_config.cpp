@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "spec/cache_dtype.h"
 #include "spec/yaml_reader.h"
 #include "util/suggest.h"
 #include "util/units.h"
@@ -163,6 +164,15 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
       }
       case ArgType::kText: {
         std::string v = r.Str(k.key);
+        if ((f == "kv_cache_dtype" || f == "cache_type_v") && v != "auto") {
+          // A name kvplan knows but the engine lacks (q4_0 on vLLM) is a startup
+          // FAIL in `check`; a name that is no cache dtype at all is a typo.
+          try {
+            FindCacheDtype(v);
+          } catch (const Error& e) {
+            Fail("{}{}: {}", r.Pos(k.key).Prefix(), k.key, e.what());
+          }
+        }
         if (f == "kv_cache_dtype") a.kv_cache_dtype = v;
         else if (f == "cache_type_v") a.pos["cache_type_v_value:" + v] = r.Pos(k.key);
         else a.weight_dtype = v;

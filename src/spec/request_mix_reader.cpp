@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -152,7 +153,7 @@ RequestMix ParseCsv(const std::vector<Line>& lines, const std::string& file) {
     auto& o = fields[static_cast<size_t>(output_col)];
     r.prompt_tokens = ParseCount(p.first, {file, r.line, p.second}, "prompt_tokens");
     r.output_tokens = ParseCount(o.first, {file, r.line, o.second}, "output_tokens");
-    CheckRequest(r, lpos);
+    CheckRequest(r, {file, r.line, p.second});  // points at the prompt_tokens field
     mix.requests.push_back(r);
   }
   if (mix.requests.empty()) Fail("{}: no requests after the header line", file);
@@ -339,6 +340,9 @@ RequestMix ParseRequestMix(std::string_view text, const std::string& file) {
 }
 
 RequestMix LoadRequestMix(const std::string& path) {
+  // A directory opens as a stream on Linux and reports a size of 2^63 - 1.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) Fail("{}: is a directory, not a file", path);
   std::ifstream in(path, std::ios::binary);
   if (!in) Fail("{}: cannot open the request mix file", path);
   in.seekg(0, std::ios::end);

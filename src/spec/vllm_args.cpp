@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "spec/cache_dtype.h"
 #include "util/suggest.h"
 #include "util/units.h"
 
@@ -197,6 +198,14 @@ DeployConfig ParseVllmCommand(std::string_view line) {
     std::string what = std::string("--vllm-args: ") + flag->name;
     std::string field = flag->field;
     if (!field.empty()) d.args.names[field] = flag->name;
+    if (field == "kv_cache_dtype" && value != "auto") {
+      // Known but unsupported by vLLM (q4_0): a startup FAIL; unknown: a typo.
+      try {
+        FindCacheDtype(value);
+      } catch (const Error& e) {
+        Fail("{}: {}", what, e.what());
+      }
+    }
     switch (flag->kind) {
       case Kind::kText: set_text(*flag, value); break;
       case Kind::kTokens: {
