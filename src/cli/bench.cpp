@@ -319,7 +319,8 @@ void SetupBenchCommand(CLI::App& app, int& exit_code) {
   sub->add_option("--simd", o->simd, "Kernel path: auto|scalar|avx2 (auto honours KVPLAN_SIMD)")
       ->check(CLI::IsMember({"auto", "scalar", "avx2"}))
       ->capture_default_str();
-  sub->add_option("--repeats", o->repeats, "Timed steps per shape, median reported (default 7; 5 with --quick)");
+  sub->add_option("--repeats", o->repeats, "Timed steps per shape, median reported (default 7; 5 with --quick)")
+      ->check(CLI::Range(1, 1000));
   sub->add_option("--max-cache", o->max_cache,
                   "Skip shapes whose cache is larger (e.g. 64MiB on a machine short of memory)");
   sub->add_option("--shape", o->shapes,

@@ -205,6 +205,7 @@ Setup Prepare(const LatencyOptions& o) {
     if (!s.hw.measured) Fail("--profile {}: has no measured: section (write one with kvplan bench --save)", o.profile);
   }
   s.context = ParseTokens(o.context, "--context");
+  if (s.context == 0) Fail("--context: must be at least 1 token");
   s.batch = ParseTokens(o.batch, "--batch");
   if (s.batch == 0) Fail("--batch: must be at least 1");
   s.prompt = o.prompt.empty() ? s.context : ParseTokens(o.prompt, "--prompt");

@@ -19,6 +19,7 @@ namespace kvplan {
 void WriteFileAtomic(const std::string& path, const std::string& text, bool force) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (fs::is_directory(fs::path(path), ec)) Fail("{}: is a directory, not a file", path);
   if (!force && fs::exists(fs::path(path), ec)) {
     Fail("{}: file exists (use --force to overwrite)", path);
   }

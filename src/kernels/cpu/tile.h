@@ -33,10 +33,12 @@ struct Scratch {
   float* s = nullptr;
 };
 
-/// Tokens per tile, a multiple of 8: about 16 KB of fp32 K (and as much V),
-/// so a tile stays in L1 while every query head of the group uses it.
+/// Tokens per tile, a multiple of 8: about 8 KB of widened fp32 K and as
+/// much V, so both, with q and the accumulators, stay in a 32 KB L1 while
+/// every query head of the group uses them (16 KB each spilled to L2 and
+/// cost a third of the single-thread fp16 bandwidth; docs/perf.md).
 inline int64_t TileTokens(int64_t head_dim) {
-  const int64_t t = 4096 / head_dim / 8 * 8;
+  const int64_t t = 2048 / head_dim / 8 * 8;
   return t < 8 ? 8 : (t > 64 ? 64 : t);
 }
 
