@@ -216,3 +216,30 @@ source: "test"
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("has no measured: section") != std::string::npos);
 }
+
+TEST_CASE("decode phases: weights and attention each on their roofline, looked up per layer, summed") {
+  ModelCost c = Cost("llama-3.1-8b");
+  CHECK(c.layers == 32);
+  CHECK(c.cache_layers == 32);
+  // A curve that rises with the bytes of one pass: 1 MB at 5 GB/s, 1 GB at 20 GB/s.
+  HardwareSpec p = WithCurve(LoadHardware("h100-sxm"), {{1'000'000, 5}, {1'000'000'000, 20}});
+  StepEstimate e = EstimateDecodeStep(c, p, 4096, 1);
+  // Attention reads 536,870,912 B in 32 layer passes of 16,777,216 B each;
+  // the weights 15,009,849,344 B in 32 passes of 469,057,792 B.
+  CHECK(e.attention.bytes == 536'870'912);
+  CHECK(e.attention.bandwidth_gbps == doctest::Approx(StepBandwidthGbps(p, 16'777'216)));
+  CHECK(e.weights.bandwidth_gbps == doctest::Approx(StepBandwidthGbps(p, 469'057'792)));
+  CHECK(e.attention.bandwidth_gbps < e.weights.bandwidth_gbps);
+  CHECK(e.attention.memory_s == doctest::Approx(536'870'912.0 / (e.attention.bandwidth_gbps * 1e9)));
+  CHECK(e.seconds == doctest::Approx(e.weights.seconds + e.attention.seconds));
+  CHECK(e.memory_s == doctest::Approx(e.weights.memory_s + e.attention.memory_s));
+  CHECK(e.bandwidth_gbps ==
+        doctest::Approx((e.weight_bytes + e.kv_bytes) / (e.memory_s * 1e9)));
+  // A phase that is compute-bound counts its compute time, the other its memory time.
+  const uint64_t turn = ComputeBoundBatch(c, LoadHardware("h100-sxm"), 128, 1 << 16);
+  StepEstimate big = EstimateDecodeStep(c, LoadHardware("h100-sxm"), 128, turn * 4);
+  CHECK(big.weights.bound == Bound::kCompute);
+  CHECK(big.attention.bound == Bound::kBandwidth);
+  CHECK(big.seconds == doctest::Approx(big.weights.compute_s + big.attention.memory_s));
+  CHECK(big.seconds >= std::max(big.memory_s, big.compute_s));
+}

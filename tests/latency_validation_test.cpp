@@ -10,6 +10,23 @@
 using namespace kvplan;
 using namespace kvplan::demo;
 
+namespace {
+// Under ASan/UBSan the GEMVs and norms run instrumented and several times
+// slower than the attention curve measured in the same build, so the ratio
+// says nothing about the model there; the steps still run and are checked.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+}  // namespace
+
 TEST_CASE("the synthetic model's spec counts what the step reads") {
   SyntheticModel m;
   ModelSpec s = SyntheticModelSpec(m);
@@ -45,6 +62,12 @@ TEST_CASE("latency model vs a measured decode step, within 2x") {
     CAPTURE(p.measured_s);
     CAPTURE(p.predicted_s);
     CHECK(p.measured_s > 0);
+    CHECK(p.predicted_s > 0);
+    CHECK(p.measured_attention_s > 0);
+    CHECK(p.measured_attention_s < p.measured_s);
+    CHECK(p.predicted_attention_s > 0);
+    CHECK(p.predicted_attention_s < p.predicted_s);
+    if (kSanitized) continue;
     CHECK(p.predicted_s / p.measured_s > 0.5);
     CHECK(p.predicted_s / p.measured_s < 2.0);
   }

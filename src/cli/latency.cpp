@@ -79,7 +79,28 @@ Json StepJson(const StepEstimate& e) {
   j.Set("memory_ms", e.memory_s * 1e3);
   j.Set("compute_ms", e.compute_s * 1e3);
   j.Set("bound", BoundName(e.bound));
+  for (const auto& [key, ph] : {std::pair<const char*, const PhaseEstimate*>{"weights", &e.weights},
+                                {"attention", &e.attention}}) {
+    Json p;
+    p.Set("bytes", ph->bytes);
+    p.Set("flops", ph->flops);
+    p.Set("bandwidth_gbps", ph->bandwidth_gbps);
+    p.Set("memory_ms", ph->memory_s * 1e3);
+    p.Set("compute_ms", ph->compute_s * 1e3);
+    p.Set("ms", ph->seconds * 1e3);
+    p.Set("bound", BoundName(ph->bound));
+    j.Set(key, std::move(p));
+  }
   return j;
+}
+
+// "weights    15.01 GB at 2,512 GB/s = 5.98 ms | 32.1 TFLOP ... = ... ms -> ..."
+std::string PhaseLine(const char* name, const PhaseEstimate& p, double peak) {
+  return fmt::format("      {:<10} {} at {:.0f} GB/s = {} ms | {:.3g} TFLOP at {:.4g} TFLOP/s = {} ms"
+                     "  -> {} ms ({})\n",
+                     name, FormatGB(p.bytes), p.bandwidth_gbps, Ms(p.memory_s), p.flops / 1e12,
+                     peak * kComputeEfficiency / 1e12, Ms(p.compute_s), Ms(p.seconds),
+                     BoundName(p.bound));
 }
 
 Json ToJson(const Setup& s, const StepEstimate& decode, const StepEstimate& prefill,
@@ -143,18 +164,15 @@ std::string ToText(const Setup& s, const StepEstimate& decode, const StepEstimat
   out += fmt::format("compute:   {} dense peak {:.4g} TFLOP/s x {:.2f}{}\n\n", s.cost.compute_dtype,
                      decode.peak_flops / 1e12, kComputeEfficiency,
                      decode.peak_flops == 0 ? " (unknown: compute time not modelled)" : "");
-  out += fmt::format(
-      "TTFT  {} ms   prompt {} tokens, {}-bound: {:.3g} TFLOP at {:.4g} TFLOP/s = {} ms; "
-      "floor: {} of weights + KV at {:.0f} GB/s = {} ms\n",
-      Ms(prefill.seconds), WithCommas(s.prompt), BoundName(prefill.bound), prefill.flops / 1e12,
-      prefill.peak_flops * kComputeEfficiency / 1e12, Ms(prefill.compute_s),
-      FormatGB(prefill.weight_bytes + prefill.kv_bytes), prefill.bandwidth_gbps, Ms(prefill.memory_s));
-  out += fmt::format(
-      "TPOT  {} ms   batch {}, context {} tokens, {}-bound: {} weights + {} KV per rank at "
-      "{:.0f} GB/s = {} ms; compute {} ms\n",
-      Ms(decode.seconds), s.batch, WithCommas(s.context), BoundName(decode.bound),
-      FormatGB(decode.weight_bytes), FormatGB(decode.kv_bytes), decode.bandwidth_gbps,
-      Ms(decode.memory_s), Ms(decode.compute_s));
+  out += fmt::format("TTFT  {} ms   prompt {} tokens, {}-bound; each phase is the larger of its "
+                     "memory and compute time:\n",
+                     Ms(prefill.seconds), WithCommas(s.prompt), BoundName(prefill.bound));
+  out += PhaseLine("weights", prefill.weights, prefill.peak_flops);
+  out += PhaseLine("attention", prefill.attention, prefill.peak_flops);
+  out += fmt::format("TPOT  {} ms   batch {}, context {} tokens, {}-bound, per rank:\n",
+                     Ms(decode.seconds), s.batch, WithCommas(s.context), BoundName(decode.bound));
+  out += PhaseLine("weights", decode.weights, decode.peak_flops);
+  out += PhaseLine("attention", decode.attention, decode.peak_flops);
   out += fmt::format("      {} tokens/s per sequence, {} tokens/s in aggregate\n",
                      Rate(1.0 / decode.seconds), Rate(static_cast<double>(s.batch) / decode.seconds));
   const uint64_t resident = CheckedAdd(
@@ -270,8 +288,10 @@ void SetupLatencyCommand(CLI::App& app, int& exit_code) {
   kvplan bench --save cpu.yaml && kvplan latency llama-3.1-8b --profile cpu.yaml -c 4K
   kvplan latency --validate --profile cpu.yaml     predicted vs measured decode steps on this CPU
 
-Model: TPOT = max((weights + KV read per step) / bandwidth, FLOPs / (peak x 0.6));
-TTFT = max(prefill FLOPs / (peak x 0.6), (weights + prompt KV) / bandwidth). See docs/latency.md.)");
+Model: a step is two phases run one after the other, each the larger of its
+memory time (bytes / bandwidth at the bytes one layer reads) and its compute
+time (FLOPs / (peak x 0.6)): the weight matmuls, then attention over the
+cache. TPOT and TTFT are the sums. See docs/latency.md.)");
   sub->callback([o, &exit_code] { exit_code = Run(*o); });
 }
 

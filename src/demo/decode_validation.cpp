@@ -20,9 +20,13 @@
 namespace kvplan::demo {
 namespace {
 
-// Random fp16 weights in +-1/sqrt(cols), from a splitmix64 stream.
-std::vector<uint16_t> RandomHalf(int64_t rows, int64_t cols, uint64_t seed) {
-  std::vector<uint16_t> w(static_cast<size_t>(rows * cols));
+// Random fp16 weights in +-1/sqrt(cols), from a splitmix64 stream, in a
+// buffer on huge pages like the KV cache and the bench's read-ceiling buffer
+// (on 4 KiB pages a VM's nested page walks alone slowed the weight stream
+// by a third, which no bandwidth curve measured on huge pages can predict).
+kernels::AlignedBuffer RandomHalf(int64_t rows, int64_t cols, uint64_t seed) {
+  kernels::AlignedBuffer buf(static_cast<uint64_t>(rows * cols) * sizeof(uint16_t));
+  auto* w = static_cast<uint16_t*>(buf.data());
   const float scale = 1.0f / std::sqrt(static_cast<float>(cols));
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
@@ -36,8 +40,10 @@ std::vector<uint16_t> RandomHalf(int64_t rows, int64_t cols, uint64_t seed) {
       w[static_cast<size_t>(r * cols + c)] = kernels::FloatToHalf(u * scale);
     }
   }
-  return w;
+  return buf;
 }
+
+const uint16_t* Half(const kernels::AlignedBuffer& b) { return static_cast<const uint16_t*>(b.data()); }
 
 double Now(TimingMode mode) {
   if (mode.SingleThreadCpuClock()) {
@@ -56,17 +62,17 @@ void RmsNorm(const float* x, int64_t d, float* y) {
 }
 
 struct Layer {
-  std::vector<uint16_t> wqkv;     // [(q_heads + 2 kv_heads) * head_dim][hidden]
-  std::vector<uint16_t> wo;       // [hidden][q_heads * head_dim]
-  std::vector<uint16_t> wgate_up; // [2 * intermediate][hidden]
-  std::vector<uint16_t> wdown;    // [hidden][intermediate]
+  kernels::AlignedBuffer wqkv;      // [(q_heads + 2 kv_heads) * head_dim][hidden] fp16
+  kernels::AlignedBuffer wo;        // [hidden][q_heads * head_dim]
+  kernels::AlignedBuffer wgate_up;  // [2 * intermediate][hidden]
+  kernels::AlignedBuffer wdown;     // [hidden][intermediate]
 };
 
 // The model's weights and one KV cache per layer, and one decode step.
 class SyntheticDecoder {
  public:
-  SyntheticDecoder(const SyntheticModel& m, const ValidationShape& s, int threads)
-      : m_(m), s_(s), threads_(threads) {
+  SyntheticDecoder(const SyntheticModel& m, const ValidationShape& s, TimingMode mode)
+      : m_(m), s_(s), mode_(mode), threads_(mode.threads) {
     const int64_t qd = m.q_heads * m.head_dim, kvd = m.kv_heads * m.head_dim;
     uint64_t seed = 1;
     for (int64_t l = 0; l < m.layers; ++l) {
@@ -89,6 +95,7 @@ class SyntheticDecoder {
   // One decode step for the whole batch; returns a checksum of the logits
   // so the work cannot be optimised away.
   double Step() {
+    attention_s_ = 0;
     const int64_t B = s_.batch, H = m_.hidden;
     const int64_t qd = m_.q_heads * m_.head_dim, kvd = m_.kv_heads * m_.head_dim;
     const int64_t rq = qd + 2 * kvd;
@@ -102,7 +109,7 @@ class SyntheticDecoder {
       const Layer& L = layers_[l];
       kernels::KvCache& cache = caches_[l];
       for (int64_t b = 0; b < B; ++b) RmsNorm(&x_[b * H], H, &h_[b * H]);
-      GemvF16(L.wqkv.data(), rq, H, h_.data(), B, qkv_.data(), threads_);
+      GemvF16(Half(L.wqkv), rq, H, h_.data(), B, qkv_.data(), threads_);
       for (int64_t b = 0; b < B; ++b) {
         // GemvF16 writes [B][rows]: row b holds q | k | v of sequence b.
         const float* row = &qkv_[b * rq];
@@ -117,11 +124,13 @@ class SyntheticDecoder {
       args.out = attn_.data();
       kernels::CpuDecodeOptions opt;
       opt.threads = threads_;
+      const double t0 = Now(mode_);
       kernels::DecodeAttentionCpu(args, opt);
-      GemvF16(L.wo.data(), H, qd, attn_.data(), B, tmp_.data(), threads_);
+      attention_s_ += Now(mode_) - t0;
+      GemvF16(Half(L.wo), H, qd, attn_.data(), B, tmp_.data(), threads_);
       for (int64_t i = 0; i < B * H; ++i) x_[i] += 0.1f * tmp_[i];
       for (int64_t b = 0; b < B; ++b) RmsNorm(&x_[b * H], H, &h_[b * H]);
-      GemvF16(L.wgate_up.data(), 2 * m_.intermediate, H, h_.data(), B, tmp_.data(), threads_);
+      GemvF16(Half(L.wgate_up), 2 * m_.intermediate, H, h_.data(), B, tmp_.data(), threads_);
       for (int64_t b = 0; b < B; ++b) {
         const float* g = &tmp_[b * 2 * m_.intermediate];
         const float* u = g + m_.intermediate;
@@ -129,24 +138,29 @@ class SyntheticDecoder {
           act_[b * m_.intermediate + i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];  // SiLU(g) * u
         }
       }
-      GemvF16(L.wdown.data(), H, m_.intermediate, act_.data(), B, tmp_.data(), threads_);
+      GemvF16(Half(L.wdown), H, m_.intermediate, act_.data(), B, tmp_.data(), threads_);
       for (int64_t i = 0; i < B * H; ++i) x_[i] += 0.1f * tmp_[i];
     }
     for (int64_t b = 0; b < B; ++b) RmsNorm(&x_[b * H], H, &h_[b * H]);
     logits_.resize(static_cast<size_t>(B * m_.vocab));
-    GemvF16(lm_head_.data(), m_.vocab, H, h_.data(), B, logits_.data(), threads_);
+    GemvF16(Half(lm_head_), m_.vocab, H, h_.data(), B, logits_.data(), threads_);
     double sum = 0;
     for (float v : logits_) sum += v;
     return sum;
   }
 
+  /// Time the last Step() spent in decode attention.
+  double AttentionSeconds() const { return attention_s_; }
+
  private:
   SyntheticModel m_;
   ValidationShape s_;
+  TimingMode mode_;
   int threads_ = 0;
+  double attention_s_ = 0;
   std::vector<Layer> layers_;
   std::vector<kernels::KvCache> caches_;
-  std::vector<uint16_t> lm_head_;
+  kernels::AlignedBuffer lm_head_;
   std::vector<float> x_, h_, qkv_, q_, attn_, tmp_, act_, logits_;
 };
 
@@ -186,21 +200,24 @@ std::vector<ValidationPoint> ValidateDecodeModel(
   std::vector<ValidationPoint> out;
   for (const ValidationShape& s : shapes) {
     if (progress) progress(fmt::format("decode step: context {}, batch {}", s.context, s.batch));
-    SyntheticDecoder dec(m, s, mode.threads);
-    std::vector<double> times;
+    SyntheticDecoder dec(m, s, mode);
+    std::vector<double> times, attention;
     volatile double sink = dec.Step();  // warm-up: page in, spin up the threads
     for (int r = 0; r < repeats; ++r) {
       flusher.Flush();
       const double t0 = Now(mode);
       sink = sink + dec.Step();
       times.push_back(Now(mode) - t0);
+      attention.push_back(dec.AttentionSeconds());
     }
     ValidationPoint p;
     p.shape = s;
     p.measured_s = kernels::Median(times);
+    p.measured_attention_s = kernels::Median(attention);
     const StepEstimate e = EstimateDecodeStep(cost, hw, static_cast<uint64_t>(s.context),
                                               static_cast<uint64_t>(s.batch));
     p.predicted_s = e.seconds;
+    p.predicted_attention_s = e.attention.seconds;
     p.bytes = e.weight_bytes + e.kv_bytes;
     out.push_back(p);
   }

@@ -39,6 +39,8 @@ struct ValidationPoint {
   ValidationShape shape;
   double measured_s = 0;   // median step time
   double predicted_s = 0;  // EstimateDecodeStep(...).seconds
+  double measured_attention_s = 0;   // median time of the step spent in decode attention
+  double predicted_attention_s = 0;  // the model's attention phase
   uint64_t bytes = 0;      // weights + KV the model says a step reads
   double Error() const { return predicted_s / measured_s - 1.0; }
 };

@@ -35,6 +35,10 @@ ModelCost ComputeModelCost(const ModelSpec& model, const CacheDtype& dtype,
   ModelCost c;
   c.tp = tp;
   c.kv = ComputeKvCost(model, dtype, tp);
+  c.layers = model.layers;
+  for (const LayerGroup& g : model.groups) {
+    if (g.kind != LayerKind::kShared) c.cache_layers += g.layers;
+  }
   c.weight_dtype = format.name;
   c.compute_dtype = ComputeDtype(format.name);
 
@@ -123,14 +127,33 @@ double PeakFlopsFor(const HardwareSpec& hw, const std::string& compute_dtype) {
 
 namespace {
 
-StepEstimate Finish(StepEstimate e, const HardwareSpec& hw) {
-  e.bandwidth_gbps = StepBandwidthGbps(hw, e.weight_bytes + e.kv_bytes);
-  e.memory_s = e.bandwidth_gbps > 0
-                   ? static_cast<double>(e.weight_bytes + e.kv_bytes) / (e.bandwidth_gbps * 1e9)
-                   : 0;
-  e.compute_s = e.peak_flops > 0 ? e.flops / (e.peak_flops * kComputeEfficiency) : 0;
+// One phase on its roofline; `passes` separate passes share its bytes.
+PhaseEstimate Phase(uint64_t bytes, double flops, uint64_t passes, double peak,
+                    const HardwareSpec& hw) {
+  PhaseEstimate p;
+  p.bytes = bytes;
+  p.flops = flops;
+  if (bytes != 0) {
+    p.bandwidth_gbps = StepBandwidthGbps(hw, std::max<uint64_t>(1, bytes / std::max<uint64_t>(1, passes)));
+    p.memory_s = p.bandwidth_gbps > 0 ? static_cast<double>(bytes) / (p.bandwidth_gbps * 1e9) : 0;
+  }
+  p.compute_s = peak > 0 ? flops / (peak * kComputeEfficiency) : 0;
+  p.bound = p.compute_s > p.memory_s ? Bound::kCompute : Bound::kBandwidth;
+  p.seconds = std::max(p.memory_s, p.compute_s);
+  return p;
+}
+
+StepEstimate Finish(StepEstimate e, const ModelCost& cost, double weight_flops,
+                    double attention_flops, const HardwareSpec& hw) {
+  e.peak_flops = PeakFlopsFor(hw, cost.compute_dtype);
+  e.flops = weight_flops + attention_flops;
+  e.weights = Phase(e.weight_bytes, weight_flops, cost.layers, e.peak_flops, hw);
+  e.attention = Phase(e.kv_bytes, attention_flops, cost.cache_layers, e.peak_flops, hw);
+  e.memory_s = e.weights.memory_s + e.attention.memory_s;
+  e.compute_s = e.weights.compute_s + e.attention.compute_s;
+  e.seconds = e.weights.seconds + e.attention.seconds;
   e.bound = e.compute_s > e.memory_s ? Bound::kCompute : Bound::kBandwidth;
-  e.seconds = std::max(e.memory_s, e.compute_s);
+  e.bandwidth_gbps = e.memory_s > 0 ? static_cast<double>(e.weight_bytes + e.kv_bytes) / (e.memory_s * 1e9) : 0;
   return e;
 }
 
@@ -149,9 +172,7 @@ StepEstimate EstimateDecodeStep(const ModelCost& cost, const HardwareSpec& hw, u
   for (const ModelCost::WindowedGroup& g : cost.windowed) {
     attention += g.flops_per_token_ctx * static_cast<double>(std::min(context, g.window));
   }
-  e.flops = b * (2 * cost.active_params / static_cast<double>(cost.tp) + attention);
-  e.peak_flops = PeakFlopsFor(hw, cost.compute_dtype);
-  return Finish(e, hw);
+  return Finish(e, cost, b * 2 * cost.active_params / static_cast<double>(cost.tp), b * attention, hw);
 }
 
 StepEstimate EstimatePrefill(const ModelCost& cost, const HardwareSpec& hw, uint64_t prompt) {
@@ -165,10 +186,9 @@ StepEstimate EstimatePrefill(const ModelCost& cost, const HardwareSpec& hw, uint
   for (const ModelCost::WindowedGroup& g : cost.windowed) {
     attention += g.flops_per_token_ctx * CausalPairs(prompt, g.window);
   }
-  e.flops = 2 * cost.active_params / static_cast<double>(cost.tp) * static_cast<double>(prompt) +
-            attention;
-  e.peak_flops = PeakFlopsFor(hw, cost.compute_dtype);
-  return Finish(e, hw);
+  return Finish(e, cost,
+                2 * cost.active_params / static_cast<double>(cost.tp) * static_cast<double>(prompt),
+                attention, hw);
 }
 
 uint64_t ComputeBoundBatch(const ModelCost& cost, const HardwareSpec& hw, uint64_t context,

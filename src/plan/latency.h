@@ -2,13 +2,19 @@
 // (TPOT) of a model on an accelerator, from bytes moved and FLOPs done.
 //
 // Decode (one step of a batch of B sequences at context n), per tensor-
-// parallel rank:
-//   memory time  = (weight bytes read + KV bytes read) / bandwidth(bytes)
-//   compute time = (2 * active params * B + attention FLOPs) / (peak * eff)
-//   TPOT         = max(memory time, compute time); the larger names the bound.
-// bandwidth(bytes) is the measured curve of a `kvplan bench --save` profile
-// at that many bytes per step (log-linear interpolation, clamped at the
-// ends), or the datasheet figure x kDatasheetBandwidthEfficiency.
+// parallel rank, in two phases that run one after the other, each on its
+// own roofline:
+//   weights   = max(weight bytes / bandwidth(weight bytes per layer),
+//                   2 * active params * B / (peak * eff))
+//   attention = max(KV bytes / bandwidth(KV bytes per caching layer),
+//                   attention FLOPs / (peak * eff))
+//   TPOT      = weights + attention
+// memory time and compute time are the sums of the two phases' terms; the
+// larger names the bound. bandwidth(bytes) is the measured curve of a
+// `kvplan bench --save` profile at the bytes one layer's pass reads (log-
+// linear interpolation, clamped at the ends): each layer is a separate pass
+// over its own slice, and small passes stream slower than large ones. With
+// no curve it is the datasheet figure x kDatasheetBandwidthEfficiency.
 // Prefill of a P-token prompt:
 //   TTFT = max((2 * active params * P + causal attention FLOPs) / (peak * eff),
 //              (all weights + the prompt's KV) / bandwidth)
@@ -38,6 +44,8 @@ inline constexpr double kComputeEfficiency = 0.6;
 /// the batch and context (those are arguments of the functions below).
 struct ModelCost {
   uint64_t tp = 1;
+  uint64_t layers = 0;               // decoder layers (each reads its slice of the weights)
+  uint64_t cache_layers = 0;         // layers that read a KV cache or state per step
   uint64_t dense_weight_bytes = 0;   // weights every decode step reads on a rank:
                                      // all but routed experts and lookup tables
   uint64_t expert_weight_bytes = 0;  // every routed expert on a rank
@@ -79,16 +87,30 @@ enum class Bound { kBandwidth, kCompute };
 /// "bandwidth" or "compute".
 const char* BoundName(Bound b);
 
+/// One phase of a step (the weight matmuls, or attention over the cache) on
+/// its roofline.
+struct PhaseEstimate {
+  uint64_t bytes = 0;           // read per step per rank
+  double flops = 0;             // per rank
+  double bandwidth_gbps = 0;    // the curve at the bytes one layer's pass reads
+  double memory_s = 0;
+  double compute_s = 0;
+  double seconds = 0;           // max(memory_s, compute_s)
+  Bound bound = Bound::kBandwidth;
+};
+
 struct StepEstimate {
   uint64_t weight_bytes = 0;  // read per step per rank
   uint64_t kv_bytes = 0;      // read per step per rank (prefill: written)
   double flops = 0;           // per rank
-  double bandwidth_gbps = 0;  // achieved at weight_bytes + kv_bytes
+  double bandwidth_gbps = 0;  // effective: (weight_bytes + kv_bytes) / memory_s
   double peak_flops = 0;      // dense peak of the compute dtype, per rank
-  double memory_s = 0;
-  double compute_s = 0;
-  double seconds = 0;         // max(memory_s, compute_s)
-  Bound bound = Bound::kBandwidth;
+  PhaseEstimate weights;      // weight matmuls (prefill: the linear part)
+  PhaseEstimate attention;    // attention over the cache (prefill: the quadratic part)
+  double memory_s = 0;        // weights.memory_s + attention.memory_s
+  double compute_s = 0;       // weights.compute_s + attention.compute_s
+  double seconds = 0;         // weights.seconds + attention.seconds
+  Bound bound = Bound::kBandwidth;  // compute when compute_s > memory_s
 };
 
 /// One decode step of `batch` sequences at `context` tokens each.
