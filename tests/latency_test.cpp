@@ -243,3 +243,26 @@ TEST_CASE("decode phases: weights and attention each on their roofline, looked u
   CHECK(big.seconds == doctest::Approx(big.weights.compute_s + big.attention.memory_s));
   CHECK(big.seconds >= std::max(big.memory_s, big.compute_s));
 }
+
+TEST_CASE("a curve measured at several GQA groups is read at the model's group") {
+  HardwareSpec p = WithCurve(LoadHardware("h100-sxm"), {{1'000'000, 10, 1}, {100'000'000, 20, 1},
+                                                       {1'000'000, 4, 4}, {100'000'000, 8, 4},
+                                                       {1'000'000, 2, 16}});
+  CHECK(StepBandwidthGbps(p, 10'000'000) == doctest::Approx(15));     // group 1 by default
+  CHECK(StepBandwidthGbps(p, 10'000'000, 4) == doctest::Approx(6));   // the group-4 curve
+  CHECK(StepBandwidthGbps(p, 10'000'000, 2) == doctest::Approx(10.5));  // half way in log(group)
+  CHECK(StepBandwidthGbps(p, 10'000'000, 8) == doctest::Approx(4));   // 6 and 2, half way
+  CHECK(StepBandwidthGbps(p, 10'000'000, 64) == 2);                   // clamped to the largest group
+  // The reader keeps the groups and round-trips them.
+  HardwareSpec back = ParseHardwareYaml(HardwareToYaml(p), "p.yaml");
+  REQUIRE(back.measured->curve.size() == 5);
+  CHECK(back.measured->curve[2].group == 4);
+  CHECK(back.measured->curve[4].group == 16);
+  // Llama-3.1-8B (32 query heads, 8 KV heads) reads attention at group 4, weights at 1.
+  ModelCost c = Cost("llama-3.1-8b");
+  CHECK(c.attention_group == 4);
+  StepEstimate e = EstimateDecodeStep(c, p, 4096, 1);
+  CHECK(e.attention.bandwidth_gbps == doctest::Approx(StepBandwidthGbps(p, 16'777'216, 4)));
+  CHECK(e.weights.bandwidth_gbps == doctest::Approx(StepBandwidthGbps(p, 469'057'792, 1)));
+  CHECK(Cost("deepseek-v3").attention_group == 128);  // MLA: every head reads the one latent
+}

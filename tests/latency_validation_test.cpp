@@ -51,9 +51,12 @@ TEST_CASE("latency model vs a measured decode step, within 2x") {
   // One thread timed by its CPU clock: a loaded machine's scheduling does
   // not land in the figures (all-core wall-clock timing is the benchmark's).
   const TimingMode mode{1};
-  const HardwareSpec hw = MeasureProfileNow({1024, 8192}, mode, {});
+  const HardwareSpec hw = MeasureProfileNow({1024, 8192}, {1, 4}, mode, {});
   REQUIRE(hw.measured);
-  REQUIRE(hw.measured->curve.size() == 2);
+  REQUIRE(hw.measured->curve.size() == 4);
+  CHECK(hw.measured->curve[0].group == 1);
+  CHECK(hw.measured->curve[3].group == 4);
+  CHECK(hw.measured->curve[3].bytes > hw.measured->curve[2].bytes);
   for (const BandwidthPoint& p : hw.measured->curve) CHECK(p.gbps > 0.1);
   std::vector<ValidationPoint> pts = ValidateDecodeModel(m, {{1024, 1}, {4096, 2}}, hw, 5, mode, {});
   REQUIRE(pts.size() == 2);

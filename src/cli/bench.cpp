@@ -134,6 +134,7 @@ Json ToJson(const BenchRun& run, const BenchOptions& o) {
     Json c;
     c.Set("bytes", p.bytes);
     c.Set("gbps", p.gbps);
+    c.Set("group", p.group);
     curve.Push(std::move(c));
   }
   j.Set("curve", std::move(curve));
@@ -282,7 +283,7 @@ void Run(const BenchOptions& o) {
   Progress("measuring the FMA peak");
   run.ceilings.fma_flops = kernels::MeasureFmaPeakFlops(run.simd, o.threads);
 
-  std::map<uint64_t, double> curve;
+  std::map<std::pair<int64_t, uint64_t>, double> curve;  // (group, bytes) -> GB/s
   for (size_t i = 0; i < shapes.size(); ++i) {
     Progress(fmt::format("[{}/{}] {} ({}): validating, then timing", i + 1, shapes.size(),
                          shapes[i].Label(), FormatGiB(shapes[i].CacheBytes())));
@@ -291,10 +292,14 @@ void Run(const BenchOptions& o) {
       Progress(fmt::format("[{}/{}] {}: timing concat-per-step", i + 1, shapes.size(), shapes[i].Label()));
       run.results.back().concat_seconds = kernels::TimeConcatStep(shapes[i], topt);
     }
-    if (kernels::IsCurveShape(shapes[i])) curve[run.results.back().timing.bytes_read] = run.results.back().gbps;
+    if (kernels::IsCurveShape(shapes[i])) {
+      curve[{shapes[i].group, run.results.back().timing.bytes_read}] = run.results.back().gbps;
+    }
   }
   Progress("");
-  for (const auto& [bytes, gbps] : curve) run.curve.push_back({bytes, gbps});
+  for (const auto& [key, gbps] : curve) {
+    run.curve.push_back({key.second, gbps, static_cast<uint64_t>(key.first)});
+  }
   if (!o.save.empty()) SaveProfile(run, o.save, o.force);
 
   switch (ToFormat(o.format)) {

@@ -55,7 +55,7 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
       Fail("--profile {}: has no measured curve (write one with kvplan bench --save)", profile);
     }
   } else {
-    hw = demo::MeasureProfileNow({256, 1024, 4096, 16384, 65536}, {o.threads}, progress);
+    hw = demo::MeasureProfileNow({256, 1024, 4096, 16384, 65536}, {1, 4, 8}, {o.threads}, progress);
   }
   const demo::SyntheticModel m;
   std::vector<demo::ValidationPoint> pts =

@@ -224,7 +224,8 @@ std::vector<ValidationPoint> ValidateDecodeModel(
   return out;
 }
 
-HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts, TimingMode mode,
+HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts,
+                               const std::vector<int64_t>& groups, TimingMode mode,
                                const std::function<void(const std::string&)>& progress) {
   HardwareSpec h;
   h.name = "this-machine";
@@ -245,22 +246,25 @@ HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts, Timin
   for (const char* t : {"fp32", "fp16", "bf16"}) h.flops[t] = fma;
   h.memory_bandwidth_gbps = p.read_ceiling_gbps;
   kernels::CacheFlusher flusher;
+  for (int64_t group : groups) {
   for (int64_t n : curve_contexts) {
     kernels::BenchShape shape;  // the bench's curve shape: fp16, 8 KV heads x 128, batch 1
     shape.context = n;
+    shape.group = group;
     if (progress) progress(fmt::format("bandwidth curve: {}", shape.Label()));
     if (!mode.SingleThreadCpuClock()) {
       kernels::TimingOptions topt;
       topt.cpu.threads = mode.threads;
       const kernels::StepTiming t = kernels::TimeDecodeStep(shape, topt);
-      p.curve.push_back({t.bytes_read, static_cast<double>(t.bytes_read) / t.seconds / 1e9});
+      p.curve.push_back({t.bytes_read, static_cast<double>(t.bytes_read) / t.seconds / 1e9,
+                         static_cast<uint64_t>(group)});
       continue;
     }
     // The same step on one thread, timed by its CPU clock.
     kernels::KvCache cache = kernels::KvCache::Contiguous(1, shape.kv_heads, shape.head_dim, n,
                                                           kernels::KvDtype::kFp16);
     cache.FillRandom({n}, 7);
-    std::vector<float> q(static_cast<size_t>(shape.kv_heads * shape.head_dim)), out(q.size());
+    std::vector<float> q(static_cast<size_t>(shape.kv_heads * group * shape.head_dim)), out(q.size());
     for (size_t i = 0; i < q.size(); ++i) q[i] = std::cos(static_cast<float>(i));
     kernels::DecodeArgs args;
     args.shape = shape.Decode();
@@ -279,10 +283,13 @@ HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts, Timin
       times.push_back(Now(mode) - t0);
     }
     const uint64_t bytes = shape.CacheBytes();
-    p.curve.push_back({bytes, static_cast<double>(bytes) / kernels::Median(times) / 1e9});
+    p.curve.push_back({bytes, static_cast<double>(bytes) / kernels::Median(times) / 1e9,
+                       static_cast<uint64_t>(group)});
   }
-  std::sort(p.curve.begin(), p.curve.end(),
-            [](const BandwidthPoint& a, const BandwidthPoint& b) { return a.bytes < b.bytes; });
+  }
+  std::sort(p.curve.begin(), p.curve.end(), [](const BandwidthPoint& a, const BandwidthPoint& b) {
+    return a.group != b.group ? a.group < b.group : a.bytes < b.bytes;
+  });
   h.measured = p;
   return h;
 }

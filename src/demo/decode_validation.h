@@ -62,10 +62,11 @@ std::vector<ValidationPoint> ValidateDecodeModel(
     int repeats, TimingMode mode, const std::function<void(const std::string&)>& progress);
 
 /// A profile measured now, in `mode`: the read ceiling and the bench's
-/// bandwidth curve shapes (fp16 attention, 8 KV heads x 128, batch 1,
-/// contexts `curve_contexts`; caches flushed, median of 7), as `kvplan bench
-/// --save` writes it.
-HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts, TimingMode mode,
+/// bandwidth curve shapes (fp16 attention, 8 KV heads x 128, batch 1, at
+/// each of `curve_contexts` for each GQA group in `groups`; caches flushed,
+/// median of 7), as `kvplan bench --save` writes it.
+HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts,
+                               const std::vector<int64_t>& groups, TimingMode mode,
                                const std::function<void(const std::string&)>& progress);
 
 }  // namespace kvplan::demo

@@ -36,6 +36,8 @@ ModelCost ComputeModelCost(const ModelSpec& model, const CacheDtype& dtype,
   c.tp = tp;
   c.kv = ComputeKvCost(model, dtype, tp);
   c.layers = model.layers;
+  c.attention_group = model.mla ? std::max<uint64_t>(1, model.query_heads / tp)
+                                : std::max<uint64_t>(1, model.query_heads / model.kv_heads);
   for (const LayerGroup& g : model.groups) {
     if (g.kind != LayerKind::kShared) c.cache_layers += g.layers;
   }
@@ -104,17 +106,44 @@ double ExpertsTouchedFraction(uint64_t experts, uint64_t experts_per_token, uint
   return 1.0 - std::pow(miss, static_cast<double>(tokens));
 }
 
-double StepBandwidthGbps(const HardwareSpec& hw, uint64_t bytes) {
-  if (!HasMeasuredCurve(hw)) return hw.memory_bandwidth_gbps * kDatasheetBandwidthEfficiency;
-  const std::vector<BandwidthPoint>& c = hw.measured->curve;
-  if (bytes <= c.front().bytes) return c.front().gbps;
-  if (bytes >= c.back().bytes) return c.back().gbps;
-  auto hi = std::upper_bound(c.begin(), c.end(), bytes,
+namespace {
+
+// The curve of one group (a run of points sorted by bytes) at `bytes`.
+double CurveAt(std::vector<BandwidthPoint>::const_iterator first,
+               std::vector<BandwidthPoint>::const_iterator last, uint64_t bytes) {
+  if (bytes <= first->bytes) return first->gbps;
+  if (bytes >= (last - 1)->bytes) return (last - 1)->gbps;
+  auto hi = std::upper_bound(first, last, bytes,
                              [](uint64_t b, const BandwidthPoint& p) { return b < p.bytes; });
   auto lo = hi - 1;
   const double t = (std::log(static_cast<double>(bytes)) - std::log(static_cast<double>(lo->bytes))) /
                    (std::log(static_cast<double>(hi->bytes)) - std::log(static_cast<double>(lo->bytes)));
   return lo->gbps + t * (hi->gbps - lo->gbps);
+}
+
+}  // namespace
+
+double StepBandwidthGbps(const HardwareSpec& hw, uint64_t bytes, uint64_t group) {
+  if (!HasMeasuredCurve(hw)) return hw.memory_bandwidth_gbps * kDatasheetBandwidthEfficiency;
+  const std::vector<BandwidthPoint>& c = hw.measured->curve;
+  // The measured groups, each a contiguous run (the reader keeps them sorted).
+  struct Run { uint64_t group; std::vector<BandwidthPoint>::const_iterator first, last; };
+  std::vector<Run> runs;
+  for (auto it = c.begin(); it != c.end();) {
+    auto end = std::find_if(it, c.end(), [&](const BandwidthPoint& p) { return p.group != it->group; });
+    runs.push_back({it->group, it, end});
+    it = end;
+  }
+  if (group <= runs.front().group) return CurveAt(runs.front().first, runs.front().last, bytes);
+  if (group >= runs.back().group) return CurveAt(runs.back().first, runs.back().last, bytes);
+  size_t i = 1;
+  while (runs[i].group < group) ++i;
+  const Run& lo = runs[i - 1];
+  const Run& hi = runs[i];
+  const double a = CurveAt(lo.first, lo.last, bytes), b = CurveAt(hi.first, hi.last, bytes);
+  const double t = (std::log(static_cast<double>(group)) - std::log(static_cast<double>(lo.group))) /
+                   (std::log(static_cast<double>(hi.group)) - std::log(static_cast<double>(lo.group)));
+  return a + t * (b - a);
 }
 
 const char* BoundName(Bound b) { return b == Bound::kCompute ? "compute" : "bandwidth"; }
@@ -128,13 +157,13 @@ double PeakFlopsFor(const HardwareSpec& hw, const std::string& compute_dtype) {
 namespace {
 
 // One phase on its roofline; `passes` separate passes share its bytes.
-PhaseEstimate Phase(uint64_t bytes, double flops, uint64_t passes, double peak,
+PhaseEstimate Phase(uint64_t bytes, double flops, uint64_t passes, uint64_t group, double peak,
                     const HardwareSpec& hw) {
   PhaseEstimate p;
   p.bytes = bytes;
   p.flops = flops;
   if (bytes != 0) {
-    p.bandwidth_gbps = StepBandwidthGbps(hw, std::max<uint64_t>(1, bytes / std::max<uint64_t>(1, passes)));
+    p.bandwidth_gbps = StepBandwidthGbps(hw, std::max<uint64_t>(1, bytes / std::max<uint64_t>(1, passes)), group);
     p.memory_s = p.bandwidth_gbps > 0 ? static_cast<double>(bytes) / (p.bandwidth_gbps * 1e9) : 0;
   }
   p.compute_s = peak > 0 ? flops / (peak * kComputeEfficiency) : 0;
@@ -147,8 +176,9 @@ StepEstimate Finish(StepEstimate e, const ModelCost& cost, double weight_flops,
                     double attention_flops, const HardwareSpec& hw) {
   e.peak_flops = PeakFlopsFor(hw, cost.compute_dtype);
   e.flops = weight_flops + attention_flops;
-  e.weights = Phase(e.weight_bytes, weight_flops, cost.layers, e.peak_flops, hw);
-  e.attention = Phase(e.kv_bytes, attention_flops, cost.cache_layers, e.peak_flops, hw);
+  e.weights = Phase(e.weight_bytes, weight_flops, cost.layers, 1, e.peak_flops, hw);
+  e.attention = Phase(e.kv_bytes, attention_flops, cost.cache_layers, cost.attention_group,
+                      e.peak_flops, hw);
   e.memory_s = e.weights.memory_s + e.attention.memory_s;
   e.compute_s = e.weights.compute_s + e.attention.compute_s;
   e.seconds = e.weights.seconds + e.attention.seconds;

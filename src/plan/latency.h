@@ -46,6 +46,7 @@ struct ModelCost {
   uint64_t tp = 1;
   uint64_t layers = 0;               // decoder layers (each reads its slice of the weights)
   uint64_t cache_layers = 0;         // layers that read a KV cache or state per step
+  uint64_t attention_group = 1;      // query heads per KV head (MLA: every head shares the latent)
   uint64_t dense_weight_bytes = 0;   // weights every decode step reads on a rank:
                                      // all but routed experts and lookup tables
   uint64_t expert_weight_bytes = 0;  // every routed expert on a rank
@@ -72,10 +73,13 @@ ModelCost ComputeModelCost(const ModelSpec& model, const CacheDtype& dtype,
 /// 1 - (1 - k/E)^tokens (1 for a dense model).
 double ExpertsTouchedFraction(uint64_t experts, uint64_t experts_per_token, uint64_t tokens);
 
-/// The bandwidth a step reading `bytes` bytes achieves, GB/s: the measured
+/// The bandwidth a pass reading `bytes` bytes achieves, GB/s: the measured
 /// curve (interpolated linearly in log(bytes), clamped to its first and last
 /// points) when `hw` carries one, else datasheet x kDatasheetBandwidthEfficiency.
-double StepBandwidthGbps(const HardwareSpec& hw, uint64_t bytes);
+/// A curve measured at several GQA groups is read at `group` (query heads per
+/// KV head): linearly in log(group) between the two nearest measured groups,
+/// clamped to the smallest and largest.
+double StepBandwidthGbps(const HardwareSpec& hw, uint64_t bytes, uint64_t group = 1);
 
 /// True when StepBandwidthGbps uses a measured curve.
 inline bool HasMeasuredCurve(const HardwareSpec& hw) {

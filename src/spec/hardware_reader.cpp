@@ -52,9 +52,20 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
     }
     for (size_t i = 0; i < curve.size(); ++i) {
       MapReader pt(curve[i], file, fmt::format("curve[{}]", i));
-      BandwidthPoint b{pt.U64("bytes"), pt.Num("gbps")};
+      BandwidthPoint b{pt.U64("bytes"), pt.Num("gbps"), 1};
+      if (pt.Has("group")) {
+        b.group = pt.U64("group");
+        if (b.group == 0 || b.group > 1024) {
+          Fail("{}group: {} is not a GQA group size (1 to 1024 query heads per KV head)",
+               pt.Pos("group").Prefix(), b.group);
+        }
+      }
       pt.Finish();
-      if (!p.curve.empty() && b.bytes <= p.curve.back().bytes) {
+      if (!p.curve.empty() && b.group < p.curve.back().group) {
+        Fail("{}group: curve points must be in increasing order of group, then bytes",
+             pt.Pos("group").Prefix());
+      }
+      if (!p.curve.empty() && b.group == p.curve.back().group && b.bytes <= p.curve.back().bytes) {
         Fail("{}bytes: curve points must be in increasing order of bytes", pt.Pos("bytes").Prefix());
       }
       p.curve.push_back(b);
@@ -93,9 +104,13 @@ std::string HardwareToYaml(const HardwareSpec& h) {
     out += fmt::format("  device: {}\n", YamlQuote(p.device));
     if (!p.machine.empty()) out += fmt::format("  machine: {}\n", YamlQuote(p.machine));
     out += fmt::format("  read_ceiling_gbps: {}\n", p.read_ceiling_gbps);
-    out += "  curve:  # achieved GB/s by bytes read per decode step\n";
+    out += "  curve:  # achieved GB/s by bytes read per decode step (and GQA group)\n";
     for (const BandwidthPoint& b : p.curve) {
-      out += fmt::format("    - {{bytes: {}, gbps: {}}}\n", b.bytes, b.gbps);
+      if (b.group == 1) {
+        out += fmt::format("    - {{bytes: {}, gbps: {}}}\n", b.bytes, b.gbps);
+      } else {
+        out += fmt::format("    - {{bytes: {}, gbps: {}, group: {}}}\n", b.bytes, b.gbps, b.group);
+      }
     }
   }
   return out;

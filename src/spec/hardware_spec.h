@@ -12,17 +12,20 @@
 namespace kvplan {
 
 /// One point of a measured bandwidth curve: achieved GB/s when a decode step
-/// reads `bytes` bytes.
+/// reads `bytes` bytes, with `group` query heads per KV head (GQA: each
+/// cached byte serves that many heads, so the kernel does that much more
+/// arithmetic per byte and may stream slower).
 struct BandwidthPoint {
   uint64_t bytes = 0;
   double gbps = 0;
+  uint64_t group = 1;
 };
 
 struct MeasuredProfile {
   std::string device;          // "cpu" or "cuda"
   std::string machine;         // free text: CPU model / GPU name, cores
   double read_ceiling_gbps = 0;  // STREAM-style read ceiling (or D2D copy for cuda)
-  std::vector<BandwidthPoint> curve;  // sorted by bytes
+  std::vector<BandwidthPoint> curve;  // sorted by (group, bytes)
 };
 
 struct HardwareSpec {

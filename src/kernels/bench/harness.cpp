@@ -236,6 +236,12 @@ std::vector<BenchShape> BenchSweep(bool quick) {
   const std::vector<int64_t> curve = quick ? std::vector<int64_t>{1024, 8192, 65536}
                                            : std::vector<int64_t>{256, 1024, 4096, 16384, 65536, 131072};
   for (int64_t n : curve) add(n, 1, 8, 1, 128, KvDtype::kFp16);
+  // The same curve at GQA groups 4 and 8 (at 64K below), so a profile
+  // predicts a Llama-3-style model's attention at its own group.
+  for (int64_t n : quick ? std::vector<int64_t>{8192} : std::vector<int64_t>{1024, 8192}) {
+    add(n, 1, 8, 4, 128, KvDtype::kFp16);
+    add(n, 1, 8, 8, 128, KvDtype::kFp16);
+  }
   // Every dtype at about 256 MiB.
   add(32768, 1, 8, 1, 128, KvDtype::kFp32);
   add(65536, 1, 8, 1, 128, KvDtype::kBf16);
@@ -259,8 +265,8 @@ std::vector<BenchShape> BenchSweep(bool quick) {
 }
 
 bool IsCurveShape(const BenchShape& s) {
-  return s.dtype == KvDtype::kFp16 && s.group == 1 && s.batch == 1 && s.kv_heads == 8 &&
-         s.head_dim == 128 && s.block_tokens == 0;
+  return s.dtype == KvDtype::kFp16 && s.batch == 1 && s.kv_heads == 8 && s.head_dim == 128 &&
+         s.block_tokens == 0;
 }
 
 }  // namespace kvplan::kernels

@@ -100,8 +100,8 @@ ShapeResult RunShape(const BenchShape& shape, const Ceilings& ceilings, const Ti
 /// batch, KV heads, head_dim, GQA group 1..8, one paged layout.
 std::vector<BenchShape> BenchSweep(bool quick);
 
-/// The shapes of the sweep that make the bandwidth curve (fp16, group 1,
-/// contiguous, growing context), in increasing order of bytes.
+/// The shapes of the sweep that make the bandwidth curve: fp16, 8 KV heads x
+/// 128, batch 1, contiguous, at growing contexts and GQA groups.
 bool IsCurveShape(const BenchShape& shape);
 
 }  // namespace kvplan::kernels
