@@ -35,6 +35,12 @@ void AddValidateOptions(CLI::App* sub, ValidateOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   sub->add_flag("--quick", o.quick, "--validate: three shapes only");
+  sub->add_option("--rounds", o.rounds,
+                  "--validate: rounds of (measure the curve, time the steps); each shape's error is "
+                  "its median over the rounds, each round's prediction using the curve measured "
+                  "just before it, so a shared machine's drift cancels")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 15));
   sub->add_option("--threads", o.threads,
                   "--validate: 0 = all cores timed by the wall clock (as kvplan bench); 1 = one "
                   "thread timed by its CPU time, steadier on a loaded shared machine")
@@ -54,12 +60,30 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
     if (!hw.measured || hw.measured->curve.empty()) {
       Fail("--profile {}: has no measured curve (write one with kvplan bench --save)", profile);
     }
-  } else {
-    hw = demo::MeasureProfileNow({256, 1024, 4096, 16384, 65536}, {1, 4, 8}, {o.threads}, progress);
   }
   const demo::SyntheticModel m;
-  std::vector<demo::ValidationPoint> pts =
-      demo::ValidateDecodeModel(m, Shapes(o.quick), hw, o.repeats, {o.threads}, progress);
+  // Rounds: a curve measured now (unless --profile), then the steps timed
+  // against it. Each shape keeps the round whose error is its median, so a
+  // row's measured and predicted times come from the same round.
+  std::vector<std::vector<demo::ValidationPoint>> rounds;
+  for (int r = 0; r < o.rounds; ++r) {
+    auto step = [&](const std::string& what) {
+      progress(fmt::format("round {}/{}: {}", r + 1, o.rounds, what));
+    };
+    if (profile.empty()) {
+      hw = demo::MeasureProfileNow({256, 1024, 4096, 16384, 65536}, {1, 4, 8}, {o.threads}, step);
+    }
+    rounds.push_back(demo::ValidateDecodeModel(m, Shapes(o.quick), hw, o.repeats, {o.threads}, step));
+  }
+  std::vector<demo::ValidationPoint> pts;
+  for (size_t i = 0; i < rounds.front().size(); ++i) {
+    std::vector<demo::ValidationPoint> each;
+    for (const auto& round : rounds) each.push_back(round[i]);
+    std::sort(each.begin(), each.end(), [](const demo::ValidationPoint& a, const demo::ValidationPoint& b) {
+      return a.Error() < b.Error();
+    });
+    pts.push_back(each[(each.size() - 1) / 2]);
+  }
   if (tty) fmt::print(stderr, "\r\033[K");
   std::vector<double> errs;
   for (const auto& p : pts) errs.push_back(std::fabs(p.Error()));
@@ -83,6 +107,7 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
     case Format::kJson: {
       Json j;
       j.Set("model", model);
+      j.Set("rounds", o.rounds);
       j.Set("profile", hw.origin);
       j.Set("machine", hw.measured->machine);
       j.Set("read_ceiling_gbps", hw.measured->read_ceiling_gbps);
@@ -110,10 +135,11 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
     case Format::kText:
       Print(fmt::format("{}\nprofile: {} ({}; read ceiling {:.1f} GB/s, curve of {} points)\n"
                         "Each step: weight GEMVs + decode attention over the real cache, caches "
-                        "flushed first, median of {}, {}.\n\n",
+                        "flushed first, median of {}, {}; each row is the median error of {} "
+                        "round(s).\n\n",
                         model, hw.origin, hw.measured->machine, hw.measured->read_ceiling_gbps,
                         hw.measured->curve.size(), o.repeats,
-                        o.threads == 1 ? "one thread, its CPU time" : "all cores, wall time"));
+                        o.threads == 1 ? "one thread, its CPU time" : "all cores, wall time", o.rounds));
       Print(t.Text());
       Print(fmt::format("\nmedian |error| {:.1f}%, worst {:.1f}%: {} (target: all within 10%, "
                         "median under 5%)\n",
