@@ -9,6 +9,9 @@
 #include "util/units.h"
 
 using namespace kvplan;
+using kvplan::test::CliResult;
+using kvplan::test::RunKvplan;
+using kvplan::test::SourcePath;
 
 namespace {
 
@@ -265,4 +268,19 @@ TEST_CASE("a curve measured at several GQA groups is read at the model's group")
   CHECK(e.attention.bandwidth_gbps == doctest::Approx(StepBandwidthGbps(p, 16'777'216, 4)));
   CHECK(e.weights.bandwidth_gbps == doctest::Approx(StepBandwidthGbps(p, 469'057'792, 1)));
   CHECK(Cost("deepseek-v3").attention_group == 128);  // MLA: every head reads the one latent
+}
+
+TEST_CASE("latency CLI: a grouped profile names its groups and the model's, and JSON has both phases") {
+  const std::string profile = SourcePath("tests/data/profile-groups.yaml");
+  CliResult r = RunKvplan("latency llama-3.1-8b --profile " + profile + " -c 8K");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("(4 points at GQA groups 1, 4; attention read at group 4, test machine)") !=
+        std::string::npos);
+  CliResult j = RunKvplan("latency llama-3.1-8b --profile " + profile + " -c 8K --format json");
+  REQUIRE(j.exit_code == 0);
+  CHECK(j.out.find("\"weights\": {") != std::string::npos);
+  CHECK(j.out.find("\"attention\": {") != std::string::npos);
+  // MHA (Llama-2-7B: 32 query and 32 KV heads) reads the group-1 curve.
+  CliResult mha = RunKvplan("latency llama-2-7b --profile " + profile + " -c 2K");
+  CHECK(mha.out.find("attention read at group 1,") != std::string::npos);
 }

@@ -4,6 +4,7 @@
 // batch grows. --validate checks the model against a real decode step on
 // this CPU (src/demo/decode_validation.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -48,10 +49,18 @@ std::string Ms(double s) {
 }
 std::string Rate(double per_s) { return per_s >= 100 ? fmt::format("{:.0f}", per_s) : fmt::format("{:.3g}", per_s); }
 
-std::string BandwidthSource(const HardwareSpec& hw) {
+std::string BandwidthSource(const HardwareSpec& hw, uint64_t group) {
   if (HasMeasuredCurve(hw)) {
-    return fmt::format("measured curve of {} ({} points, {})", hw.origin, hw.measured->curve.size(),
-                       hw.measured->machine.empty() ? hw.display_name : hw.measured->machine);
+    std::vector<uint64_t> groups;
+    for (const BandwidthPoint& p : hw.measured->curve) {
+      if (groups.empty() || groups.back() != p.group) groups.push_back(p.group);
+    }
+    const std::string by_group =
+        groups.size() > 1 ? fmt::format(" at GQA groups {}; attention read at group {}",
+                                        fmt::join(groups, ", "), group)
+                          : "";
+    return fmt::format("measured curve of {} ({} points{}, {})", hw.origin, hw.measured->curve.size(),
+                       by_group, hw.measured->machine.empty() ? hw.display_name : hw.measured->machine);
   }
   return fmt::format("datasheet {:.0f} GB/s x {:.2f} (typical decode bandwidth utilisation)",
                      hw.memory_bandwidth_gbps, kDatasheetBandwidthEfficiency);
@@ -160,7 +169,7 @@ std::string ToText(const Setup& s, const StepEstimate& decode, const StepEstimat
   std::string out;
   out += fmt::format("{} on {} · weights {} · KV cache {} · tensor parallel {}\n", s.model.name,
                      s.hw.display_name, s.cost.weight_dtype, s.kv_dtype, s.cost.tp);
-  out += fmt::format("bandwidth: {}\n", BandwidthSource(s.hw));
+  out += fmt::format("bandwidth: {}\n", BandwidthSource(s.hw, s.cost.attention_group));
   out += fmt::format("compute:   {} dense peak {:.4g} TFLOP/s x {:.2f}{}\n\n", s.cost.compute_dtype,
                      decode.peak_flops / 1e12, kComputeEfficiency,
                      decode.peak_flops == 0 ? " (unknown: compute time not modelled)" : "");
