@@ -10,17 +10,7 @@ cd "$(dirname "$0")/.."
 # is built too.
 packages=(cmake ninja-build g++ libcli11-dev libfmt-dev libyaml-cpp-dev doctest-dev valgrind
           python3)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bootstrap: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+bash scripts/install-packages.sh "${packages[@]}"
 
 cmake --preset release >/dev/null
 cmake --build --preset release

@@ -17,17 +17,7 @@ build=build/fuzz
 work="$build/run"   # corpora grow here across runs; seeds are copied in fresh
 
 # libFuzzer comes with clang 14 and its runtime (Debian: clang, libclang-rt-14-dev).
-missing=()
-for p in clang libclang-rt-14-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "fuzz: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+bash scripts/install-packages.sh clang libclang-rt-14-dev
 
 if [ ! -f "$build/CMakeCache.txt" ]; then cmake --preset fuzz >/dev/null; fi
 nice -n 19 cmake --build --preset fuzz -j 2

@@ -96,40 +96,27 @@ inline __m256 Exp(__m256 x) {
   return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
+// s[0..R) = q . k[0..R) for R consecutive rows of k ([R][d] floats): R
+// independent FMA chains, each q vector loaded once for all R rows.
+template <int R>
+inline void ScoreRows(const float* q, const float* k, int64_t d, float* s) {
+  static_assert(R % 4 == 0);
+  __m256 a[R];
+  for (int r = 0; r < R; ++r) a[r] = _mm256_setzero_ps();
+  for (int64_t i = 0; i < d; i += 8) {
+    const __m256 qv = _mm256_loadu_ps(q + i);
+    for (int r = 0; r < R; ++r) a[r] = _mm256_fmadd_ps(_mm256_loadu_ps(k + r * d + i), qv, a[r]);
+  }
+  for (int r = 0; r < R; r += 4) _mm_storeu_ps(s + r, Reduce4(a[r], a[r + 1], a[r + 2], a[r + 3]));
+}
+
 // s[t] = q . k[t] for t < n; k is [n][d] floats. Eight rows at a time: eight
 // independent FMA chains hide the FMA latency (two issue per cycle, four
 // cycles each), and each q vector loaded serves eight rows.
 inline void Scores(const float* q, const float* k, int64_t n, int64_t d, float* s) {
   int64_t t = 0;
-  for (; t + 8 <= n; t += 8) {
-    const float* k0 = k + t * d;
-    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-    for (int64_t i = 0; i < d; i += 8) {
-      const __m256 qv = _mm256_loadu_ps(q + i);
-      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(k0 + i), qv, a0);
-      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(k0 + d + i), qv, a1);
-      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(k0 + 2 * d + i), qv, a2);
-      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(k0 + 3 * d + i), qv, a3);
-      a4 = _mm256_fmadd_ps(_mm256_loadu_ps(k0 + 4 * d + i), qv, a4);
-      a5 = _mm256_fmadd_ps(_mm256_loadu_ps(k0 + 5 * d + i), qv, a5);
-      a6 = _mm256_fmadd_ps(_mm256_loadu_ps(k0 + 6 * d + i), qv, a6);
-      a7 = _mm256_fmadd_ps(_mm256_loadu_ps(k0 + 7 * d + i), qv, a7);
-    }
-    _mm_storeu_ps(s + t, Reduce4(a0, a1, a2, a3));
-    _mm_storeu_ps(s + t + 4, Reduce4(a4, a5, a6, a7));
-  }
-  for (; t + 4 <= n; t += 4) {
-    const float* k0 = k + t * d;
-    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    for (int64_t i = 0; i < d; i += 8) {
-      const __m256 qv = _mm256_loadu_ps(q + i);
-      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(k0 + i), qv, a0);
-      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(k0 + d + i), qv, a1);
-      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(k0 + 2 * d + i), qv, a2);
-      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(k0 + 3 * d + i), qv, a3);
-    }
-    _mm_storeu_ps(s + t, Reduce4(a0, a1, a2, a3));
-  }
+  for (; t + 8 <= n; t += 8) ScoreRows<8>(q, k + t * d, d, s + t);
+  for (; t + 4 <= n; t += 4) ScoreRows<4>(q, k + t * d, d, s + t);
   for (; t < n; ++t) {
     __m256 a = _mm256_setzero_ps();
     for (int64_t i = 0; i < d; i += 8) {
