@@ -3,6 +3,8 @@
 // profile reading back. Nothing here asserts a speed.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <map>
 #include <set>
 
@@ -99,6 +101,11 @@ TEST_CASE("kvplan bench: json keys, a profile that reads back, --force") {
   CHECK(r.out.find("\"gbps\": ") != std::string::npos);
   CHECK(r.out.find("\"fraction_of_ceiling\": ") != std::string::npos);
   CHECK(r.out.find("\"bound\": \"bandwidth\"") != std::string::npos);
+  // The ceiling measured beside the shape, and the run's median of two
+  // measurements (before the sweep, beside the one shape).
+  CHECK(r.out.find("\"results\": [\n    {") != std::string::npos);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') > 10);
+  CHECK(r.out.find("\"fraction_of_read_ceiling\": ") < r.out.rfind("\"read_ceiling_gbps\": "));
   CHECK(r.err.find("[1/1] fp16 ctx 1,024 b1 kvh8 g1 d128") != std::string::npos);  // progress
 
   const HardwareSpec h = ParseHardwareYaml(test::ReadFile(dir + "/prof.yaml"), "prof.yaml");
@@ -116,8 +123,8 @@ TEST_CASE("kvplan bench: json keys, a profile that reads back, --force") {
   CHECK(r.err == "kvplan: error: prof.yaml: file exists (use --force to overwrite)\n");
   r = test::RunKvplan(args + " --save prof.yaml --force --hardware h100-sxm --format csv", dir);
   CHECK(r.exit_code == 0);
-  CHECK(r.out.rfind("shape,bytes_read,seconds,gbps,fraction_of_read_ceiling,bound,"
-                    "fraction_of_ceiling,gflops,fraction_of_datasheet\n", 0) == 0);
+  CHECK(r.out.rfind("shape,bytes_read,seconds,gbps,read_ceiling_gbps,fraction_of_read_ceiling,"
+                    "bound,fraction_of_ceiling,gflops,fraction_of_datasheet\n", 0) == 0);
   const HardwareSpec again = ParseHardwareYaml(test::ReadFile(dir + "/prof.yaml"), "prof.yaml");
   CHECK(again.memory_bandwidth_gbps == 3350);  // the datasheet figure of --hardware is kept
   CHECK(again.measured.has_value());

@@ -57,6 +57,8 @@ struct BenchRun {
   std::optional<HardwareSpec> hardware;  // --hardware: datasheet figures
   std::vector<ShapeResult> results;
   std::vector<BandwidthPoint> curve;
+  double ceiling_min = 0, ceiling_max = 0;  // over the read-ceiling measurements of the run
+  size_t ceiling_count = 0;
 };
 
 // One progress line on stderr, rewritten in place on a terminal.
@@ -101,6 +103,7 @@ Json ResultJson(const ShapeResult& r, const BenchRun& run) {
   j.Set("ceiling_gbps", r.ceiling_gbps);
   j.Set("fraction_of_ceiling", r.fraction_of_ceiling);
   j.Set("fraction_of_read_ceiling", r.fraction_of_read_ceiling);
+  j.Set("read_ceiling_gbps", r.read_ceiling_gbps);
   if (auto ds = DatasheetGbps(run)) j.Set("fraction_of_datasheet", r.gbps / *ds);
   j.Set("validation_error_ratio", r.timing.validation_ratio);
   if (r.concat_seconds > 0) {
@@ -144,10 +147,11 @@ Json ToJson(const BenchRun& run, const BenchOptions& o) {
 Table ResultTable(const BenchRun& run, bool csv) {
   const auto ds = DatasheetGbps(run);
   std::vector<std::string> head = csv ? std::vector<std::string>{"shape", "bytes_read", "seconds", "gbps",
+                                                                 "read_ceiling_gbps",
                                                                  "fraction_of_read_ceiling", "bound",
                                                                  "fraction_of_ceiling", "gflops"}
                                       : std::vector<std::string>{"shape", "cache", "time", "GB/s",
-                                                                 "% read ceiling", "bound",
+                                                                 "ceiling", "% read ceiling", "bound",
                                                                  "% of bound", "GFLOP/s"};
   if (ds) head.push_back(csv ? "fraction_of_datasheet" : "% datasheet");
   const bool concat = !run.results.empty() && run.results.front().concat_seconds > 0;
@@ -158,14 +162,16 @@ Table ResultTable(const BenchRun& run, bool csv) {
     std::vector<std::string> row;
     if (csv) {
       row = {r.shape.Label(), std::to_string(r.timing.bytes_read), fmt::format("{:.6g}", r.timing.seconds),
-             fmt::format("{:.3f}", r.gbps), fmt::format("{:.4f}", r.fraction_of_read_ceiling),
+             fmt::format("{:.3f}", r.gbps), fmt::format("{:.3f}", r.read_ceiling_gbps),
+             fmt::format("{:.4f}", r.fraction_of_read_ceiling),
              r.compute_bound ? "compute" : "bandwidth", fmt::format("{:.4f}", r.fraction_of_ceiling),
              fmt::format("{:.2f}", r.gflops)};
       if (ds) row.push_back(fmt::format("{:.4f}", r.gbps / *ds));
       if (concat) row.push_back(fmt::format("{:.6g}", r.concat_seconds));
     } else {
       row = {r.shape.Label(), FormatGiB(r.timing.bytes_read), fmt::format("{:.3f} ms", 1e3 * r.timing.seconds),
-             fmt::format("{:.1f}", r.gbps), Pct(r.fraction_of_read_ceiling),
+             fmt::format("{:.1f}", r.gbps), fmt::format("{:.1f}", r.read_ceiling_gbps),
+             Pct(r.fraction_of_read_ceiling),
              r.compute_bound ? "compute" : "bandwidth", Pct(r.fraction_of_ceiling),
              fmt::format("{:.1f}", r.gflops)};
       if (ds) row.push_back(Pct(r.gbps / *ds));
@@ -185,8 +191,10 @@ std::string ToText(const BenchRun& run) {
   std::string out;
   out += fmt::format("CPU decode attention on {} ({} threads, {} path)\n", run.machine, run.threads,
                      kernels::SimdName(run.simd));
-  out += fmt::format("read ceiling  {:.1f} GB/s  (STREAM-style read of {}, all threads, median)\n",
-                     c.read_gbps, FormatGiB(c.read_buffer_bytes));
+  out += fmt::format("read ceiling  {:.1f} GB/s  (STREAM-style read of {}, all threads; median of "
+                     "{} measurements, one before the sweep and one beside each shape: {:.1f}-{:.1f})\n",
+                     c.read_gbps, FormatGiB(c.read_buffer_bytes), run.ceiling_count, run.ceiling_min,
+                     run.ceiling_max);
   out += fmt::format("FMA peak      {:.1f} GFLOP/s  ({} path, all threads)\n", c.fma_flops / 1e9,
                      kernels::SimdName(run.simd));
   if (auto ds = DatasheetGbps(run)) {
@@ -198,6 +206,8 @@ std::string ToText(const BenchRun& run) {
       "\nEach step reads every cached K and V once (bytes counted from the shape) and does\n"
       "2 x group FLOP per cache element; a shape is compute-bound when FMA peak / (FLOP per\n"
       "byte) is below the read ceiling, and '% of bound' is against the lower of the two.\n"
+      "'ceiling' is the read ceiling measured again right before that shape, so each\n"
+      "percentage compares two figures from the same moment of a possibly shared machine.\n"
       "Every shape was validated against the float64 reference before it was timed; caches\n"
       "were flushed before every step; times are medians.\n");
   return out;
@@ -278,8 +288,9 @@ void Run(const BenchOptions& o) {
   const uint64_t llc = kernels::LastLevelCacheBytes();
   run.ceilings.read_buffer_bytes = std::clamp<uint64_t>(8 * llc, 256 * kMiB, (o.quick ? 512 : 1024) * kMiB);
   Progress(fmt::format("measuring the read ceiling over {}", FormatGiB(run.ceilings.read_buffer_bytes)));
-  run.ceilings.read_gbps = kernels::MeasureReadCeilingGbps(run.ceilings.read_buffer_bytes, o.threads,
-                                                           o.quick ? 5 : 9);
+  kernels::ReadCeilingMeter meter(run.ceilings.read_buffer_bytes, o.threads);
+  std::vector<double> ceilings = {meter.Measure(o.quick ? 5 : 9)};
+  run.ceilings.read_gbps = ceilings.front();
   Progress("measuring the FMA peak");
   run.ceilings.fma_flops = kernels::MeasureFmaPeakFlops(run.simd, o.threads);
 
@@ -287,7 +298,12 @@ void Run(const BenchOptions& o) {
   for (size_t i = 0; i < shapes.size(); ++i) {
     Progress(fmt::format("[{}/{}] {} ({}): validating, then timing", i + 1, shapes.size(),
                          shapes[i].Label(), FormatGiB(shapes[i].CacheBytes())));
-    run.results.push_back(kernels::RunShape(shapes[i], run.ceilings, topt));
+    // The read ceiling again, beside this shape: each shape's percentage is
+    // against a ceiling measured within the same second or so.
+    Ceilings beside = run.ceilings;
+    beside.read_gbps = meter.Measure(3);
+    ceilings.push_back(beside.read_gbps);
+    run.results.push_back(kernels::RunShape(shapes[i], beside, topt));
     if (o.concat && shapes[i].block_tokens == 0) {
       Progress(fmt::format("[{}/{}] {}: timing concat-per-step", i + 1, shapes.size(), shapes[i].Label()));
       run.results.back().concat_seconds = kernels::TimeConcatStep(shapes[i], topt);
@@ -297,6 +313,10 @@ void Run(const BenchOptions& o) {
     }
   }
   Progress("");
+  run.ceilings.read_gbps = kernels::Median(ceilings);
+  run.ceiling_min = *std::min_element(ceilings.begin(), ceilings.end());
+  run.ceiling_max = *std::max_element(ceilings.begin(), ceilings.end());
+  run.ceiling_count = ceilings.size();
   for (const auto& [key, gbps] : curve) {
     run.curve.push_back({key.second, gbps, static_cast<uint64_t>(key.first)});
   }

@@ -90,19 +90,22 @@ std::string MachineDescription() {
   return model + ", " + std::to_string(cpus) + (cpus == 1 ? " core" : " cores");
 }
 
-double MeasureReadCeilingGbps(uint64_t bytes, int threads, int repeats) {
-  const int nt = Threads(threads);
-  const uint64_t words = bytes / sizeof(uint64_t);
-  AlignedBuffer buf(words * sizeof(uint64_t));
-  auto* p = static_cast<uint64_t*>(buf.data());
-#pragma omp parallel for num_threads(nt) schedule(static)
+ReadCeilingMeter::ReadCeilingMeter(uint64_t bytes, int threads)
+    : buffer_(bytes / sizeof(uint64_t) * sizeof(uint64_t)), threads_(Threads(threads)) {
+  const uint64_t words = buffer_.size() / sizeof(uint64_t);
+  auto* p = static_cast<uint64_t*>(buffer_.data());
+#pragma omp parallel for num_threads(threads_) schedule(static)
   for (uint64_t i = 0; i < words; ++i) p[i] = i * 0x9E3779B97F4A7C15ull;
+}
+
+double ReadCeilingMeter::Measure(int repeats) {
+  const uint64_t words = buffer_.size() / sizeof(uint64_t);
+  const auto* p = static_cast<const uint64_t*>(buffer_.data());
   std::vector<double> gbps;
-  volatile uint64_t sink = 0;
   for (int r = 0; r < repeats + 1; ++r) {
     uint64_t total = 0;
     const double t0 = Now();
-#pragma omp parallel num_threads(nt) reduction(+ : total)
+#pragma omp parallel num_threads(threads_) reduction(+ : total)
     {
       const uint64_t i = static_cast<uint64_t>(omp_get_thread_num());
       const uint64_t n = static_cast<uint64_t>(omp_get_num_threads());
@@ -110,10 +113,15 @@ double MeasureReadCeilingGbps(uint64_t bytes, int threads, int repeats) {
       total += SumSlice(p + lo, hi - lo);
     }
     const double dt = Now() - t0;
-    sink = sink + total;
+    sink_ = sink_ + total;
     if (r > 0) gbps.push_back(static_cast<double>(words * sizeof(uint64_t)) / dt / 1e9);  // r 0 warms up
   }
   return Median(gbps);
+}
+
+double MeasureReadCeilingGbps(uint64_t bytes, int threads, int repeats) {
+  ReadCeilingMeter meter(bytes, threads);
+  return meter.Measure(repeats);
 }
 
 double MeasureFmaPeakFlops(SimdPath path, int threads) {

@@ -27,6 +27,23 @@ std::string MachineDescription();
 /// one contiguous slice of a `bytes` buffer; median of `repeats` passes.
 double MeasureReadCeilingGbps(uint64_t bytes, int threads, int repeats);
 
+/// The same read over a buffer allocated once, so the ceiling can be
+/// measured again right beside each timing: on a shared machine the memory
+/// system drifts between minutes, and a ratio is only meaningful when both
+/// sides were measured in the same minute.
+class ReadCeilingMeter {
+ public:
+  ReadCeilingMeter(uint64_t bytes, int threads);
+  /// Median GB/s of `repeats` passes (after one warm-up pass).
+  double Measure(int repeats);
+  uint64_t bytes() const { return buffer_.size(); }
+
+ private:
+  AlignedBuffer buffer_;
+  int threads_;
+  volatile uint64_t sink_ = 0;
+};
+
 /// Peak fp32 FLOP/s of `path` (kAvx2: 256-bit FMAs, 10 chains per thread;
 /// kScalar: the portable loop the compiler makes of a*b+c), all threads.
 double MeasureFmaPeakFlops(SimdPath path, int threads);

@@ -225,6 +225,7 @@ ShapeResult RunShape(const BenchShape& shape, const Ceilings& ceilings, const Ti
   r.ceiling_gbps = std::min(ceilings.read_gbps, r.compute_ceiling_gbps);
   r.fraction_of_ceiling = r.gbps / r.ceiling_gbps;
   r.fraction_of_read_ceiling = r.gbps / ceilings.read_gbps;
+  r.read_ceiling_gbps = ceilings.read_gbps;
   return r;
 }
 

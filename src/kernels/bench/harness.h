@@ -89,6 +89,7 @@ struct ShapeResult {
   double ceiling_gbps = 0;      // the lower of the two
   double fraction_of_ceiling = 0;       // gbps / ceiling_gbps
   double fraction_of_read_ceiling = 0;  // gbps / read ceiling
+  double read_ceiling_gbps = 0;         // the read ceiling this shape was compared with
   double concat_seconds = 0;            // TimeConcatStep, when asked for
 };
 
