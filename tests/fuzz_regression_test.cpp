@@ -124,3 +124,23 @@ TEST_CASE("one-line errors: a newline or control character in an echoed value is
                     "1024s)");
   CHECK(Error("a\tb\x01").what() == std::string("a\\tb\\x01"));
 }
+
+TEST_CASE("fuzz regression: a \\N escape is refused, not read into a spec that cannot be written back") {
+  // yaml-cpp decodes "\N" to the lone byte 0x85: before the fix the reader
+  // accepted it and HardwareToYaml wrote a file that failed its own UTF-8 check.
+  const std::string path = SourcePath("tests/data/fuzz-regressions/hardware_spec/escape-n-not-utf8.yaml");
+  CHECK_THROWS_WITH_AS(ParseHardwareYaml(ReadFile(path), "fuzz.yaml"),
+                       doctest::Contains("source: an escape decodes to a byte that is not UTF-8"),
+                       kvplan::Error);
+  CHECK_THROWS_WITH_AS(ParseHardwareYaml("name: x\ndisplay_name: \"a\\_b\"\nmemory_bytes: 1\n"
+                                         "memory_bandwidth_gbps: 1\nsource: s\n",
+                                         "nbsp.yaml"),
+                       "nbsp.yaml:2:15: display_name: an escape decodes to a byte that is not UTF-8 "
+                       "(\\N and \\_ are not supported; write the character itself)",
+                       kvplan::Error);
+  // The escapes that decode to UTF-8 stay accepted.
+  HardwareSpec ok = ParseHardwareYaml("name: x\ndisplay_name: \"a\\u00e9\\tb\"\nmemory_bytes: 1\n"
+                                      "memory_bandwidth_gbps: 1\nsource: s\n",
+                                      "ok.yaml");
+  CHECK(ok.display_name == "a\xc3\xa9\tb");
+}

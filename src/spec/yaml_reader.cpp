@@ -110,17 +110,12 @@ void CheckShapeBeforeParse(const std::string& text, const std::string& file) {
   }
 }
 
-// Rejects bytes that are not UTF-8 (yaml-cpp would silently turn them into
-// U+FFFD), naming the line and column of the first bad byte.
-void CheckUtf8(const std::string& text, const std::string& file) {
-  int line = 1, column = 0;
+// Offset of the first byte of `text` that does not start a well-formed
+// UTF-8 sequence (no overlong forms, no surrogates, nothing past
+// U+10FFFF), or npos when every byte does.
+size_t FirstNonUtf8(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     auto b = static_cast<unsigned char>(text[i]);
-    ++column;
-    if (b == '\n') {
-      ++line;
-      column = 0;
-    }
     size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xe ? 3 : (b >> 3) == 0x1e ? 4 : 0;
     bool ok = n != 0 && i + n <= text.size();
     uint32_t cp = n == 1 ? b : n == 2 ? (b & 0x1fu) : n == 3 ? (b & 0x0fu) : (b & 0x07u);
@@ -129,17 +124,33 @@ void CheckUtf8(const std::string& text, const std::string& file) {
       ok = (c >> 6) == 0x2;
       cp = (cp << 6) | (c & 0x3fu);
     }
-    // No overlong forms, no surrogates, nothing past U+10FFFF.
     if (ok && n > 1) {
       ok = (n == 2 && cp >= 0x80) || (n == 3 && cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff)) ||
            (n == 4 && cp >= 0x10000 && cp <= 0x10ffff);
     }
-    if (!ok) {
-      Fail("{}:{}:{}: not UTF-8 text (byte 0x{:02x}); save the file as UTF-8", file, line, column,
-           b);
-    }
+    if (!ok) return i;
     i += n;
   }
+  return std::string_view::npos;
+}
+
+// Rejects bytes that are not UTF-8 (yaml-cpp would silently turn them into
+// U+FFFD), naming the line and column of the first bad byte.
+void CheckUtf8(const std::string& text, const std::string& file) {
+  const size_t bad = FirstNonUtf8(text);
+  if (bad == std::string_view::npos) return;
+  int line = 1, column = 1;
+  for (size_t i = 0; i < bad; ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b == '\n') {
+      ++line;
+      column = 1;
+    } else if ((b & 0xc0) != 0x80) {
+      ++column;  // count characters, not continuation bytes
+    }
+  }
+  Fail("{}:{}:{}: not UTF-8 text (byte 0x{:02x}); save the file as UTF-8", file, line, column,
+       static_cast<unsigned char>(text[bad]));
 }
 
 // Walks the parsed tree once, enforcing depth, node count and scalar length.
@@ -336,6 +347,14 @@ std::optional<std::string> MapReader::OptStr(std::string_view key) {
   if (IsAbsent(v)) return std::nullopt;
   if (!v.IsScalar()) FailAt(key, "expected a text value");
   if (v.Scalar().empty()) FailAt(key, "must not be empty");
+  // The file is UTF-8 (CheckUtf8), but yaml-cpp 0.7 decodes the escapes \N
+  // and \_ of a double-quoted string to the single bytes 0x85 and 0xa0,
+  // which are not UTF-8 (found by fuzz_hardware_spec: such a name could not
+  // be written back and read again).
+  if (FirstNonUtf8(v.Scalar()) != std::string_view::npos) {
+    FailAt(key, "an escape decodes to a byte that is not UTF-8 (\\N and \\_ are not supported; "
+                "write the character itself)");
+  }
   return v.Scalar();
 }
 
