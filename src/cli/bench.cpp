@@ -132,15 +132,7 @@ Json ToJson(const BenchRun& run, const BenchOptions& o) {
   Json results = Json::MakeArray();
   for (const ShapeResult& r : run.results) results.Push(ResultJson(r, run));
   j.Set("results", std::move(results));
-  Json curve = Json::MakeArray();
-  for (const BandwidthPoint& p : run.curve) {
-    Json c;
-    c.Set("bytes", p.bytes);
-    c.Set("gbps", p.gbps);
-    c.Set("group", p.group);
-    curve.Push(std::move(c));
-  }
-  j.Set("curve", std::move(curve));
+  j.Set("curve", CurveJson(run.curve));
   return j;
 }
 

@@ -159,14 +159,7 @@ Json ToJson(const CudaRun& run) {
     results.Push(std::move(x));
   }
   j.Set("results", std::move(results));
-  Json curve = Json::MakeArray();
-  for (const BandwidthPoint& p : run.curve) {
-    Json c;
-    c.Set("bytes", p.bytes);
-    c.Set("gbps", p.gbps);
-    curve.Push(std::move(c));
-  }
-  j.Set("curve", std::move(curve));
+  j.Set("curve", CurveJson(run.curve));
   return j;
 }
 

@@ -30,6 +30,18 @@ const CacheDtype& ResolveCacheDtype(const ModelSpec& model, const std::string& r
 
 void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
+Json CurveJson(const std::vector<BandwidthPoint>& curve) {
+  Json out = Json::MakeArray();
+  for (const BandwidthPoint& p : curve) {
+    Json c;
+    c.Set("bytes", p.bytes);
+    c.Set("gbps", p.gbps);
+    c.Set("group", p.group);
+    out.Push(std::move(c));
+  }
+  return out;
+}
+
 void CheckOutputPath(const std::string& path, bool force) {
   namespace fs = std::filesystem;
   std::error_code ec;

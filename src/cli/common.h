@@ -6,8 +6,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "report/json.h"
 #include "spec/cache_dtype.h"
+#include "spec/hardware_spec.h"
 #include "spec/model_spec.h"
 
 namespace kvplan {
@@ -26,6 +29,9 @@ const CacheDtype& ResolveCacheDtype(const ModelSpec& model, const std::string& r
 
 /// Writes text to stdout.
 void Print(const std::string& text);
+
+/// A measured bandwidth curve as JSON: [{bytes, gbps, group}, ...] (bench, CPU and CUDA).
+Json CurveJson(const std::vector<BandwidthPoint>& curve);
 
 /// Throws Error when `path` cannot be written later (a directory, a missing
 /// folder, or an existing file without --force): for commands that would
