@@ -184,7 +184,7 @@ std::string ToText(const BenchRun& run) {
   out += fmt::format("CPU decode attention on {} ({} threads, {} path)\n", run.machine, run.threads,
                      kernels::SimdName(run.simd));
   out += fmt::format("read ceiling  {:.1f} GB/s  (STREAM-style read of {}, all threads; median of "
-                     "{} measurements, one before the sweep and one beside each shape: {:.1f}-{:.1f})\n",
+                     "{} measurements, one before the sweep and one beside each timed step: {:.1f}-{:.1f})\n",
                      c.read_gbps, FormatGiB(c.read_buffer_bytes), run.ceiling_count, run.ceiling_min,
                      run.ceiling_max);
   out += fmt::format("FMA peak      {:.1f} GFLOP/s  ({} path, all threads)\n", c.fma_flops / 1e9,
@@ -198,8 +198,9 @@ std::string ToText(const BenchRun& run) {
       "\nEach step reads every cached K and V once (bytes counted from the shape) and does\n"
       "2 x group FLOP per cache element; a shape is compute-bound when FMA peak / (FLOP per\n"
       "byte) is below the read ceiling, and '% of bound' is against the lower of the two.\n"
-      "'ceiling' is the read ceiling measured again right before that shape, so each\n"
-      "percentage compares two figures from the same moment of a possibly shared machine.\n"
+      "The read ceiling is measured again right before every timed step; 'ceiling' is the\n"
+      "median of those and '% read ceiling' the median of the step-by-step ratios, so each\n"
+      "ratio compares two figures from the same moment of a possibly shared machine.\n"
       "Every shape was validated against the float64 reference before it was timed; caches\n"
       "were flushed before every step; times are medians.\n");
   return out;
@@ -290,12 +291,13 @@ void Run(const BenchOptions& o) {
   for (size_t i = 0; i < shapes.size(); ++i) {
     Progress(fmt::format("[{}/{}] {} ({}): validating, then timing", i + 1, shapes.size(),
                          shapes[i].Label(), FormatGiB(shapes[i].CacheBytes())));
-    // The read ceiling again, beside this shape: each shape's percentage is
-    // against a ceiling measured within the same second or so.
-    Ceilings beside = run.ceilings;
-    beside.read_gbps = meter.Measure(3);
-    ceilings.push_back(beside.read_gbps);
-    run.results.push_back(kernels::RunShape(shapes[i], beside, topt));
+    // The read ceiling again, beside every timed step of this shape: each
+    // step's bandwidth is compared with the ceiling read just before it.
+    kernels::TimingOptions paired = topt;
+    paired.beside = [&meter] { return meter.MeasureOnce(); };
+    run.results.push_back(kernels::RunShape(shapes[i], run.ceilings, paired));
+    const std::vector<double>& beside = run.results.back().timing.beside;
+    ceilings.insert(ceilings.end(), beside.begin(), beside.end());
     if (o.concat && shapes[i].block_tokens == 0) {
       Progress(fmt::format("[{}/{}] {}: timing concat-per-step", i + 1, shapes.size(), shapes[i].Label()));
       run.results.back().concat_seconds = kernels::TimeConcatStep(shapes[i], topt);

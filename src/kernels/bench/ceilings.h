@@ -24,7 +24,9 @@ uint64_t LastLevelCacheBytes();
 std::string MachineDescription();
 
 /// Read bandwidth in GB/s (10^9 B/s): `threads` threads (0 = all) each sum
-/// one contiguous slice of a `bytes` buffer; median of `repeats` passes.
+/// one contiguous slice of a `bytes` buffer (256-bit loads where the CPU has
+/// AVX2, whatever path the kernel takes: the ceiling is the machine's);
+/// median of `repeats` passes.
 double MeasureReadCeilingGbps(uint64_t bytes, int threads, int repeats);
 
 /// The same read over a buffer allocated once, so the ceiling can be
@@ -36,6 +38,8 @@ class ReadCeilingMeter {
   ReadCeilingMeter(uint64_t bytes, int threads);
   /// Median GB/s of `repeats` passes (after one warm-up pass).
   double Measure(int repeats);
+  /// GB/s of one pass, no warm-up (for a measurement beside each timed step).
+  double MeasureOnce();
   uint64_t bytes() const { return buffer_.size(); }
 
  private:
@@ -65,6 +69,8 @@ class CacheFlusher {
 namespace detail {
 /// The AVX2 FMA loop: FLOPs done by one thread in `iterations` steps.
 double FmaLoopAvx2(int64_t iterations, float* sink);
+/// The sum of p[0..n) with 256-bit loads (the read ceiling's loop).
+uint64_t SumSliceAvx2(const uint64_t* p, uint64_t n);
 }  // namespace detail
 
 }  // namespace kvplan::kernels

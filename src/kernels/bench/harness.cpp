@@ -100,6 +100,7 @@ StepTiming TimeDecodeStep(const BenchShape& shape, const TimingOptions& options)
   if (options.flush) flusher.emplace();
   kernel(args);  // warm-up: page tables, thread pool
   for (int r = 0; r < std::max(1, options.repeats); ++r) {
+    if (options.beside) timing.beside.push_back(options.beside());
     if (flusher) flusher->Flush();
     const double t0 = Now();
     kernel(args);
@@ -221,11 +222,23 @@ ShapeResult RunShape(const BenchShape& shape, const Ceilings& ceilings, const Ti
   r.gflops = static_cast<double>(r.timing.flops) / r.timing.seconds / 1e9;
   r.flop_per_byte = static_cast<double>(r.timing.flops) / bytes;
   r.compute_ceiling_gbps = ceilings.fma_flops / r.flop_per_byte / 1e9;
-  r.compute_bound = r.compute_ceiling_gbps < ceilings.read_gbps;
-  r.ceiling_gbps = std::min(ceilings.read_gbps, r.compute_ceiling_gbps);
-  r.fraction_of_ceiling = r.gbps / r.ceiling_gbps;
-  r.fraction_of_read_ceiling = r.gbps / ceilings.read_gbps;
   r.read_ceiling_gbps = ceilings.read_gbps;
+  r.fraction_of_read_ceiling = r.gbps / ceilings.read_gbps;
+  const std::vector<double>& beside = r.timing.beside;
+  if (!beside.empty() && beside.size() == r.timing.samples.size()) {
+    // Pairs: each step against the ceiling read just before it, so a drift
+    // of the shared machine between steps moves both sides of each ratio.
+    std::vector<double> ratios;
+    for (size_t i = 0; i < beside.size(); ++i) {
+      ratios.push_back(bytes / r.timing.samples[i] / 1e9 / beside[i]);
+    }
+    r.read_ceiling_gbps = Median(beside);
+    r.fraction_of_read_ceiling = Median(ratios);
+  }
+  r.compute_bound = r.compute_ceiling_gbps < r.read_ceiling_gbps;
+  r.ceiling_gbps = std::min(r.read_ceiling_gbps, r.compute_ceiling_gbps);
+  r.fraction_of_ceiling =
+      r.compute_bound ? r.gbps / r.compute_ceiling_gbps : r.fraction_of_read_ceiling;
   return r;
 }
 

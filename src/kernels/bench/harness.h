@@ -42,11 +42,16 @@ struct TimingOptions {
   int repeats = 7;
   bool flush = true;  // flush the caches before each timed step
   uint64_t seed = 1;
+  /// When set, called right before each timed step (before the flush) and
+  /// its value kept in StepTiming::beside: the read ceiling measured beside
+  /// every step, so each step has its own ceiling from the same moment.
+  std::function<double()> beside;
 };
 
 struct StepTiming {
   double seconds = 0;            // median over the repeats
   std::vector<double> samples;   // every timed step, seconds
+  std::vector<double> beside;    // TimingOptions::beside before each step, when set
   uint64_t bytes_read = 0;       // BenchShape::CacheBytes()
   uint64_t flops = 0;
   double validation_ratio = 0;   // worst error / tolerance on the validated sub-problem (<= 1)
@@ -88,12 +93,15 @@ struct ShapeResult {
   bool compute_bound = false;   // compute ceiling below the read ceiling
   double ceiling_gbps = 0;      // the lower of the two
   double fraction_of_ceiling = 0;       // gbps / ceiling_gbps
-  double fraction_of_read_ceiling = 0;  // gbps / read ceiling
-  double read_ceiling_gbps = 0;         // the read ceiling this shape was compared with
+  /// gbps / read ceiling; with a ceiling beside every step, the median of
+  /// the per-step ratios (each step against the ceiling measured just before it)
+  double fraction_of_read_ceiling = 0;
+  double read_ceiling_gbps = 0;         // the read ceiling this shape was compared with (median)
   double concat_seconds = 0;            // TimeConcatStep, when asked for
 };
 
-/// Times `shape` and places it against `ceilings`.
+/// Times `shape` and places it against `ceilings`; when options.beside
+/// measures the read ceiling beside each step, against those instead.
 ShapeResult RunShape(const BenchShape& shape, const Ceilings& ceilings, const TimingOptions& options);
 
 /// The sweep `kvplan bench` runs: quick (< 30 s on 2 cores) or default
