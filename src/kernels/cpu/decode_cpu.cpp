@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,38 @@ constexpr int64_t kMinElementsPerThread = 16384;
 struct Partial {
   int64_t pair = -1;  // b * kv_heads + kvh; -1 = unused
   std::vector<float> m, l, acc;
+};
+
+// A thread's buffers in one block, each starting at its own offset within a
+// 4 KiB page (0, 640, 1280, ... bytes). The core checks a load against
+// earlier stores by the low 12 address bits only, so a load from one buffer
+// at the same page offset as a store to another waits for it (4K aliasing):
+// with separate vectors, where malloc happened to put them decided it, and
+// the group-8 kernel ran at half speed in some processes and not others.
+class ThreadArena {
+ public:
+  explicit ThreadArena(std::initializer_list<int64_t> floats) {
+    constexpr size_t kPage = 4096 / sizeof(float), kStep = 640 / sizeof(float);
+    std::vector<size_t> at;
+    size_t end = 0, slot = 0;
+    for (int64_t n : floats) {
+      const size_t start = (end + kPage - 1) / kPage * kPage + kStep * (slot++ % 6);
+      at.push_back(start);
+      end = start + static_cast<size_t>(n);
+    }
+    storage_.assign(end + kPage, 0.0f);
+    const auto base = reinterpret_cast<uintptr_t>(storage_.data());
+    const size_t shift = (4096 - base % 4096) % 4096 / sizeof(float);
+    size_t i = 0;
+    for (int64_t n : floats) {
+      spans_.emplace_back(storage_.data() + shift + at[i++], static_cast<size_t>(n));
+    }
+  }
+  std::span<float> operator[](size_t i) const { return spans_[i]; }
+
+ private:
+  std::vector<float> storage_;
+  std::vector<std::span<float>> spans_;
 };
 
 }  // namespace
@@ -105,11 +139,10 @@ void DecodeAttentionCpu(const DecodeArgs& a, const CpuDecodeOptions& options) {
     const int nt = omp_get_num_threads();
     const int64_t lo = total * i / nt, hi = total * (i + 1) / nt;
     const int64_t tile = cpu::TileTokens(d);
-    std::vector<float> qs(static_cast<size_t>(group * d)), m(static_cast<size_t>(group)),
-        l(static_cast<size_t>(group)), acc(static_cast<size_t>(group * d)),
-        sk(static_cast<size_t>(tile * d)), sv(static_cast<size_t>(tile * d)),
-        ss(static_cast<size_t>(group * tile));
-    cpu::Scratch scratch{sk.data(), sv.data(), ss.data()};
+    ThreadArena arena({group * d, group, group, group * d, tile * d, tile * d,
+                        group * cpu::kMaxTileTokens});
+    const std::span<float> qs = arena[0], m = arena[1], l = arena[2], acc = arena[3];
+    cpu::Scratch scratch{arena[4].data(), arena[5].data(), arena[6].data()};
     cpu::RunState st{m.data(), l.data(), acc.data()};
     int64_t p = std::upper_bound(pair_start.begin(), pair_start.end(), lo) - pair_start.begin() - 1;
     for (; lo < hi && p < pairs && pair_start[p] < hi; ++p) {
@@ -123,17 +156,32 @@ void DecodeAttentionCpu(const DecodeArgs& a, const CpuDecodeOptions& options) {
       std::fill(l.begin(), l.end(), 0.0f);
       std::fill(acc.begin(), acc.end(), 0.0f);
       const int64_t bt = c.layout.BlockTokens();
-      for (int64_t t = t_begin; t < t_end;) {
-        const int64_t n = std::min(t_end - t, bt - t % bt);
-        const int64_t row = c.layout.Row(b, kvh, t, hkv);
+      // Runs of consecutive rows (a whole contiguous sequence, or one block
+      // of a paged one); each knows where the next starts, so the kernel
+      // can prefetch across a block boundary.
+      const auto run_at = [&](int64_t t) {
         cpu::Run run;
+        const int64_t row = c.layout.Row(b, kvh, t, hkv);
         run.k = static_cast<const unsigned char*>(c.k) + row * d * esize;
         run.v = static_cast<const unsigned char*>(c.v) + row * d * esize;
         run.k_scale = HasScales(c.dtype) ? c.k_scale + row : nullptr;
         run.v_scale = HasScales(c.dtype) ? c.v_scale + row : nullptr;
-        run.n = n;
+        run.n = std::min(t_end - t, bt - t % bt);
+        return run;
+      };
+      cpu::Run run = run_at(t_begin);
+      for (int64_t t = t_begin; t < t_end;) {
+        const int64_t t_next = t + run.n;
+        cpu::Run next;
+        if (t_next < t_end) {
+          next = run_at(t_next);
+          run.next_k = next.k;
+          run.next_v = next.v;
+          run.next_n = next.n;
+        }
         run_fn(qs.data(), group, d, c.dtype, run, st, scratch);
-        t += n;
+        run = next;
+        t = t_next;
       }
       if (t_begin == 0 && t_end == len) {
         float* o = a.out + (b * sh.q_heads + kvh * group) * d;
@@ -144,9 +192,9 @@ void DecodeAttentionCpu(const DecodeArgs& a, const CpuDecodeOptions& options) {
       } else {
         Partial& part = partials[2 * static_cast<size_t>(i) + (t_begin == 0 ? 1 : 0)];
         part.pair = p;
-        part.m = m;
-        part.l = l;
-        part.acc = acc;
+        part.m.assign(m.begin(), m.end());
+        part.l.assign(l.begin(), l.end());
+        part.acc.assign(acc.begin(), acc.end());
       }
     }
   }

@@ -16,6 +16,11 @@ struct Run {
   const float* k_scale = nullptr;  // n scales (int8/fp8), else null
   const float* v_scale = nullptr;
   int64_t n = 0;
+  // The run processed next (the next block of a paged cache), if any, so
+  // its first rows can be prefetched while this run's last tile is worked on.
+  const void* next_k = nullptr;
+  const void* next_v = nullptr;
+  int64_t next_n = 0;
 };
 
 /// The online-softmax state of one (sequence, KV head) over the tokens seen.
@@ -25,8 +30,10 @@ struct RunState {
   float* acc = nullptr;  // [group][head_dim] sum of exp(score - m) * v
 };
 
-/// Per-thread buffers, 64-byte aligned: k and v [TileTokens][head_dim],
-/// s [group][TileTokens].
+/// Per-thread buffers, 64-byte aligned: k and v [TileTokens][head_dim]
+/// floats (the scalar path's widened tile; the AVX2 path, which widens in
+/// registers, keeps its transposed softmax weights in k, at most
+/// kMaxTileTokens x 8 floats), s [group][kMaxTileTokens].
 struct Scratch {
   float* k = nullptr;
   float* v = nullptr;
@@ -37,9 +44,18 @@ struct Scratch {
 /// much V, so both, with q and the accumulators, stay in a 32 KB L1 while
 /// every query head of the group uses them (16 KB each spilled to L2 and
 /// cost a third of the single-thread fp16 bandwidth; docs/perf.md).
+constexpr int64_t kMaxTileTokens = 64;
 inline int64_t TileTokens(int64_t head_dim) {
   const int64_t t = 2048 / head_dim / 8 * 8;
-  return t < 8 ? 8 : (t > 64 ? 64 : t);
+  return t < 8 ? 8 : (t > kMaxTileTokens ? kMaxTileTokens : t);
+}
+
+/// Tokens per tile of the AVX2 path, which widens in registers and keeps
+/// no widened copy: about 4 KB of cached K (and as much V) per tile, so a
+/// tile and the next one prefetched fit L1 whatever the element size.
+inline int64_t TileTokensAvx2(int64_t head_dim, int64_t element_bytes) {
+  const int64_t t = 4096 / (head_dim * element_bytes) / 8 * 8;
+  return t < 8 ? 8 : (t > kMaxTileTokens ? kMaxTileTokens : t);
 }
 
 /// q: [group][head_dim], already multiplied by the softmax scale.

@@ -47,24 +47,6 @@ constexpr float Fp8Factor() {
   return T == KvDtype::kFp8E4M3 ? 256.0f : 1.0f;
 }
 
-// Widens `count` elements (a multiple of 8) to dst.
-template <KvDtype T>
-inline void Widen(const unsigned char* src, int64_t count, float* dst) {
-  constexpr int64_t kBytes = static_cast<int64_t>(T == KvDtype::kFp32 ? 4 : (T == KvDtype::kFp16 || T == KvDtype::kBf16) ? 2 : 1);
-  int64_t i = 0;
-  for (; i + 32 <= count; i += 32) {
-    const __m256 a = Load8<T>(src + i * kBytes);
-    const __m256 b = Load8<T>(src + (i + 8) * kBytes);
-    const __m256 c = Load8<T>(src + (i + 16) * kBytes);
-    const __m256 d = Load8<T>(src + (i + 24) * kBytes);
-    _mm256_storeu_ps(dst + i, a);
-    _mm256_storeu_ps(dst + i + 8, b);
-    _mm256_storeu_ps(dst + i + 16, c);
-    _mm256_storeu_ps(dst + i + 24, d);
-  }
-  for (; i < count; i += 8) _mm256_storeu_ps(dst + i, Load8<T>(src + i * kBytes));
-}
-
 inline float Hsum(__m256 v) {
   __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   x = _mm_add_ps(x, _mm_movehl_ps(x, x));
@@ -96,150 +78,250 @@ inline __m256 Exp(__m256 x) {
   return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
-// s[0..R) = q . k[0..R) for R consecutive rows of k ([R][d] floats): R
-// independent FMA chains, each q vector loaded once for all R rows.
-template <int R>
-inline void ScoreRows(const float* q, const float* k, int64_t d, float* s) {
-  static_assert(R % 4 == 0);
-  __m256 a[R];
-  for (int r = 0; r < R; ++r) a[r] = _mm256_setzero_ps();
+template <KvDtype T>
+constexpr int64_t kElementBytes =
+    T == KvDtype::kFp32 ? 4 : (T == KvDtype::kFp16 || T == KvDtype::kBf16) ? 2 : 1;
+
+// Software prefetch of the next tile, spread over this tile's arithmetic.
+// The core has only a couple of dozen miss buffers: a burst of a whole
+// tile's lines at once stalls it until they drain (measured: a fifth of the
+// single-thread time sat on such a burst), while the hardware prefetcher
+// alone leaves gaps in two interleaved streams. So each Tick() (about eight
+// FMAs of work) requests the next `per` lines of K and the same of V, as
+// few as cover the next tile within this tile's ticks. The state is two
+// pointers and two integers, cheap enough to stay in registers.
+class Pacer {
+ public:
+  Pacer() = default;
+  // [k, k + bytes) and [v, v + bytes), over about `ticks` ticks.
+  Pacer(const unsigned char* k, const unsigned char* v, int64_t bytes, int64_t ticks)
+      : k_(k), v_(v), end_(bytes) {
+    const int64_t lines = (bytes + 63) / 64;
+    const int64_t per = ticks < 1 ? lines : (lines + ticks - 1) / ticks;
+    step_ = 64 * (per < 1 ? 1 : per);
+  }
+  inline void Tick() {
+    if (off_ < end_) {
+      for (int64_t o = off_; o < off_ + step_; o += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(k_ + o), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(v_ + o), _MM_HINT_T0);
+      }
+      off_ += step_;
+    }
+  }
+
+ private:
+  const unsigned char *k_ = nullptr, *v_ = nullptr;
+  int64_t off_ = 0, end_ = 0, step_ = 64;
+};
+
+// The scores of H query heads (q [H][d], already scaled) against R
+// consecutive rows of k ([R][d] elements of T): s[h * stride + r]. Each K
+// vector is loaded and widened once for all H heads; H x R = 8 independent
+// FMA chains hide the FMA latency (two issue per cycle, 4-5 cycles each).
+// One tick per 8 columns.
+template <KvDtype T, int64_t D, int H, int R>
+inline void ScoreTile(const float* q, const unsigned char* k, int64_t d_run, float* s,
+                      int64_t stride, Pacer& pf) {
+  constexpr int64_t B = kElementBytes<T>;
+  const int64_t d = D > 0 ? D : d_run;
+  __m256 a[H][R];
+  for (int h = 0; h < H; ++h) {
+    for (int r = 0; r < R; ++r) a[h][r] = _mm256_setzero_ps();
+  }
   for (int64_t i = 0; i < d; i += 8) {
-    const __m256 qv = _mm256_loadu_ps(q + i);
-    for (int r = 0; r < R; ++r) a[r] = _mm256_fmadd_ps(_mm256_loadu_ps(k + r * d + i), qv, a[r]);
-  }
-  for (int r = 0; r < R; r += 4) _mm_storeu_ps(s + r, Reduce4(a[r], a[r + 1], a[r + 2], a[r + 3]));
-}
-
-// s[t] = q . k[t] for t < n; k is [n][d] floats. Eight rows at a time: eight
-// independent FMA chains hide the FMA latency (two issue per cycle, four
-// cycles each), and each q vector loaded serves eight rows.
-inline void Scores(const float* q, const float* k, int64_t n, int64_t d, float* s) {
-  int64_t t = 0;
-  for (; t + 8 <= n; t += 8) ScoreRows<8>(q, k + t * d, d, s + t);
-  for (; t + 4 <= n; t += 4) ScoreRows<4>(q, k + t * d, d, s + t);
-  for (; t < n; ++t) {
-    __m256 a = _mm256_setzero_ps();
-    for (int64_t i = 0; i < d; i += 8) {
-      a = _mm256_fmadd_ps(_mm256_loadu_ps(k + t * d + i), _mm256_loadu_ps(q + i), a);
+    __m256 kv[R];
+    for (int r = 0; r < R; ++r) kv[r] = Load8<T>(k + (r * d + i) * B);
+    for (int h = 0; h < H; ++h) {
+      const __m256 qv = _mm256_loadu_ps(q + h * d + i);
+      for (int r = 0; r < R; ++r) a[h][r] = _mm256_fmadd_ps(kv[r], qv, a[h][r]);
     }
-    s[t] = Hsum(a);
+    pf.Tick();
+  }
+  for (int h = 0; h < H; ++h) {
+    if constexpr (R % 4 == 0) {
+      for (int r = 0; r < R; r += 4) {
+        _mm_storeu_ps(s + h * stride + r, Reduce4(a[h][r], a[h][r + 1], a[h][r + 2], a[h][r + 3]));
+      }
+    } else {
+      for (int r = 0; r < R; ++r) s[h * stride + r] = Hsum(a[h][r]);
+    }
   }
 }
 
-// acc[0..d) += sum_t p[t] * v[t][0..d). 64 columns at a time, so eight
-// independent accumulator chains keep both FMA ports busy.
-inline void AccumulatePV(const float* p, const float* v, int64_t n, int64_t d, float* acc) {
+// acc[h][0..cols) += sum_t p[t][h] * v[t][0..cols) for H heads (p [n][H],
+// so the H weights of a token are adjacent: H broadcasts from one line,
+// where H lines the same offset apart would queue on one L1 bank; acc and
+// the rows of v, elements of T, `ld` apart). C column
+// vectors per head at a time, H x C = 8 accumulator chains; each V vector is
+// loaded and widened once for all H heads. One tick per token per 8 C
+// columns. D: cols = ld = D known at compile time (0: at run time).
+template <KvDtype T, int64_t D, int H, int C>
+inline void PVTile(const float* p, const unsigned char* v, int64_t n,
+                   int64_t cols_run, int64_t ld_run, float* acc, Pacer& pf) {
+  constexpr int64_t B = kElementBytes<T>;
+  const int64_t cols = D > 0 ? D : cols_run, ld = D > 0 ? D : ld_run;
   int64_t i = 0;
-  for (; i + 64 <= d; i += 64) {
-    __m256 c[8];
-    for (int j = 0; j < 8; ++j) c[j] = _mm256_loadu_ps(acc + i + 8 * j);
-    for (int64_t t = 0; t < n; ++t) {
-      const __m256 pt = _mm256_broadcast_ss(p + t);
-      const float* vt = v + t * d + i;
-      for (int j = 0; j < 8; ++j) c[j] = _mm256_fmadd_ps(pt, _mm256_loadu_ps(vt + 8 * j), c[j]);
+  for (; i + 8 * C <= cols; i += 8 * C) {
+    __m256 c[H][C];
+    for (int h = 0; h < H; ++h) {
+      for (int j = 0; j < C; ++j) c[h][j] = _mm256_loadu_ps(acc + h * ld + i + 8 * j);
     }
-    for (int j = 0; j < 8; ++j) _mm256_storeu_ps(acc + i + 8 * j, c[j]);
+    for (int64_t t = 0; t < n; ++t) {
+      __m256 vv[C];
+      for (int j = 0; j < C; ++j) vv[j] = Load8<T>(v + (t * ld + i + 8 * j) * B);
+      for (int h = 0; h < H; ++h) {
+        const __m256 pt = _mm256_broadcast_ss(p + t * H + h);
+        for (int j = 0; j < C; ++j) c[h][j] = _mm256_fmadd_ps(pt, vv[j], c[h][j]);
+      }
+      pf.Tick();
+    }
+    for (int h = 0; h < H; ++h) {
+      for (int j = 0; j < C; ++j) _mm256_storeu_ps(acc + h * ld + i + 8 * j, c[h][j]);
+    }
   }
-  for (; i + 32 <= d; i += 32) {
-    __m256 c0 = _mm256_loadu_ps(acc + i), c1 = _mm256_loadu_ps(acc + i + 8);
-    __m256 c2 = _mm256_loadu_ps(acc + i + 16), c3 = _mm256_loadu_ps(acc + i + 24);
-    for (int64_t t = 0; t < n; ++t) {
-      const __m256 pt = _mm256_broadcast_ss(p + t);
-      const float* vt = v + t * d + i;
-      c0 = _mm256_fmadd_ps(pt, _mm256_loadu_ps(vt), c0);
-      c1 = _mm256_fmadd_ps(pt, _mm256_loadu_ps(vt + 8), c1);
-      c2 = _mm256_fmadd_ps(pt, _mm256_loadu_ps(vt + 16), c2);
-      c3 = _mm256_fmadd_ps(pt, _mm256_loadu_ps(vt + 24), c3);
-    }
-    _mm256_storeu_ps(acc + i, c0);
-    _mm256_storeu_ps(acc + i + 8, c1);
-    _mm256_storeu_ps(acc + i + 16, c2);
-    _mm256_storeu_ps(acc + i + 24, c3);
-  }
-  for (; i < d; i += 8) {
-    __m256 c = _mm256_loadu_ps(acc + i);
-    for (int64_t t = 0; t < n; ++t) {
-      c = _mm256_fmadd_ps(_mm256_broadcast_ss(p + t), _mm256_loadu_ps(v + t * d + i), c);
-    }
-    _mm256_storeu_ps(acc + i, c);
+  if constexpr (C > 1) {
+    // The columns left over when cols is not a multiple of 8 C (head_dim 80, 96).
+    if (i < cols) PVTile<T, 0, H, 1>(p, v + i * B, n, cols - i, ld, acc + i, pf);
   }
 }
 
-// Asks for [p, p + bytes) ahead of use, one request per 64-byte line, so the
-// next tile streams in from memory while this one is computed on: the
-// hardware prefetcher alone leaves the core waiting on two interleaved streams.
-inline void Prefetch(const unsigned char* p, int64_t bytes) {
-  for (int64_t off = 0; off < bytes; off += 64) _mm_prefetch(reinterpret_cast<const char*>(p + off), _MM_HINT_T0);
+// The online-softmax step of one head over a tile's n scores s (scaled by
+// the K scales first): new max, acc and l rescaled, s turned into the
+// weights p (times the V scales).
+template <KvDtype T>
+inline void SoftmaxStep(float* s, int64_t n, const Run& run, int64_t t0, float& m, float& l,
+                        float* acc, int64_t d) {
+  constexpr bool kScaled = T == KvDtype::kInt8 || T == KvDtype::kFp8E4M3;
+  if constexpr (kScaled) {
+    for (int64_t t = 0; t < n; ++t) s[t] *= run.k_scale[t0 + t] * Fp8Factor<T>();
+  }
+  float tile_max = s[0];
+  for (int64_t t = 1; t < n; ++t) tile_max = std::max(tile_max, s[t]);
+  const float m_new = std::max(m, tile_max);
+  const float alpha = std::exp(m - m_new);  // 0 for the first tile (m = -inf)
+  const __m256 mv = _mm256_set1_ps(m_new);
+  __m256 sumv = _mm256_setzero_ps();
+  int64_t t = 0;
+  for (; t + 8 <= n; t += 8) {
+    const __m256 e = Exp(_mm256_sub_ps(_mm256_loadu_ps(s + t), mv));
+    sumv = _mm256_add_ps(sumv, e);
+    _mm256_storeu_ps(s + t, e);
+  }
+  float sum = Hsum(sumv);
+  for (; t < n; ++t) {
+    s[t] = std::exp(s[t] - m_new);
+    sum += s[t];
+  }
+  if constexpr (kScaled) {
+    for (t = 0; t < n; ++t) s[t] *= run.v_scale[t0 + t] * Fp8Factor<T>();
+  }
+  m = m_new;
+  l = l * alpha + sum;
+  if (alpha != 1.0f) {
+    const __m256 av = _mm256_set1_ps(alpha);
+    for (int64_t i = 0; i < d; i += 8) {
+      _mm256_storeu_ps(acc + i, _mm256_mul_ps(_mm256_loadu_ps(acc + i), av));
+    }
+  }
+}
+
+// Rows per score step and column vectors per p.V step for H heads at once.
+template <int H>
+constexpr int kRows = 8 / H;
+template <int H>
+constexpr int kCols = 8 / H;
+
+// Ticks ScoreTile and PVTile make for H heads over n tokens of d columns.
+template <int H>
+inline int64_t ChunkTicks(int64_t n, int64_t d) {
+  const int64_t rows = n / kRows<H> + n % kRows<H>;
+  const int64_t col_steps = d / (8 * kCols<H>) + (kCols<H> > 1 && d % (8 * kCols<H>) != 0 ? 1 : 0);
+  return rows * (d / 8) + col_steps * n;
+}
+
+// H query heads (q [H][d], state m/l [H], acc [H][d], scores s [H][stride])
+// over one tile of n tokens: the scores, the softmax step, p.V (the weights
+// transposed to pt [n][H] first when H > 1).
+template <KvDtype T, int64_t D, int H>
+inline void HeadChunk(const float* q, int64_t d, const unsigned char* k, const unsigned char* v,
+                      int64_t n, const Run& run, int64_t t0, float* m, float* l, float* acc,
+                      float* s, int64_t stride, float* pt, Pacer& pf) {
+  constexpr int64_t B = kElementBytes<T>;
+  constexpr int R = kRows<H>;
+  int64_t t = 0;
+  for (; t + R <= n; t += R) ScoreTile<T, D, H, R>(q, k + t * d * B, d, s + t, stride, pf);
+  if constexpr (R > 1) {
+    for (; t < n; ++t) ScoreTile<T, D, H, 1>(q, k + t * d * B, d, s + t, stride, pf);
+  }
+  for (int h = 0; h < H; ++h) SoftmaxStep<T>(s + h * stride, n, run, t0, m[h], l[h], acc + h * d, d);
+  if constexpr (H > 1) {
+    for (int64_t x = 0; x < n; ++x) {
+      for (int h = 0; h < H; ++h) pt[x * H + h] = s[h * stride + x];
+    }
+    PVTile<T, D, H, kCols<H>>(pt, v, n, d, d, acc, pf);
+  } else {
+    PVTile<T, D, H, kCols<H>>(s, v, n, d, d, acc, pf);
+  }
+}
+
+// The heads of a group in chunks of 8, 4, 2, 1: each chunk reads the tile
+// once (from L1 after the first) and widens each element once for all its
+// heads, so no widened copy of the tile is written anywhere.
+inline int64_t GroupTicks(int64_t group, int64_t n, int64_t d) {
+  int64_t ticks = 0, g = 0;
+  for (; g + 8 <= group; g += 8) ticks += ChunkTicks<8>(n, d);
+  for (; g + 4 <= group; g += 4) ticks += ChunkTicks<4>(n, d);
+  for (; g + 2 <= group; g += 2) ticks += ChunkTicks<2>(n, d);
+  for (; g < group; ++g) ticks += ChunkTicks<1>(n, d);
+  return ticks;
+}
+
+// D: head_dim known at compile time (0: only at run time). With D fixed every
+// row and column offset in the inner loops is an immediate, so a step's
+// loads need one base register instead of one pointer per row (which
+// spilled to the stack and cost a third of the time).
+template <KvDtype T, int64_t D>
+void Process(const float* q, int64_t group, int64_t d_run, const Run& run, RunState& st,
+             Scratch& scratch) {
+  constexpr int64_t B = kElementBytes<T>;
+  const int64_t d = D > 0 ? D : d_run;
+  const int64_t tile = TileTokensAvx2(d, B);
+  for (int64_t t0 = 0; t0 < run.n; t0 += tile) {
+    const int64_t n = std::min(tile, run.n - t0);
+    const auto* k = static_cast<const unsigned char*>(run.k) + t0 * d * B;
+    const auto* v = static_cast<const unsigned char*>(run.v) + t0 * d * B;
+    // The next tile: of this run, or else the first rows of the next run.
+    const int64_t ticks = GroupTicks(group, n, d);
+    Pacer pf;
+    if (t0 + tile < run.n) {
+      pf = Pacer(k + n * d * B, v + n * d * B, std::min(tile, run.n - t0 - tile) * d * B, ticks);
+    } else if (run.next_k != nullptr) {
+      pf = Pacer(static_cast<const unsigned char*>(run.next_k),
+                 static_cast<const unsigned char*>(run.next_v),
+                 std::min(tile, run.next_n) * d * B, ticks);
+    }
+    int64_t g = 0;
+    const auto chunk = [&]<int H>() {
+      HeadChunk<T, D, H>(q + g * d, d, k, v, n, run, t0, st.m + g, st.l + g, st.acc + g * d,
+                         scratch.s + g * kMaxTileTokens, kMaxTileTokens, scratch.k, pf);
+      g += H;
+    };
+    while (g + 8 <= group) chunk.template operator()<8>();
+    while (g + 4 <= group) chunk.template operator()<4>();
+    while (g + 2 <= group) chunk.template operator()<2>();
+    while (g < group) chunk.template operator()<1>();
+  }
 }
 
 template <KvDtype T>
-void Process(const float* q, int64_t group, int64_t d, const Run& run, RunState& st,
-             Scratch& scratch) {
-  constexpr int64_t kBytes = static_cast<int64_t>(T == KvDtype::kFp32 ? 4 : (T == KvDtype::kFp16 || T == KvDtype::kBf16) ? 2 : 1);
-  constexpr bool kScaled = T == KvDtype::kInt8 || T == KvDtype::kFp8E4M3;
-  const int64_t tile = TileTokens(d);
-  for (int64_t t0 = 0; t0 < run.n; t0 += tile) {
-    const int64_t n = std::min(tile, run.n - t0);
-    const auto* kraw = static_cast<const unsigned char*>(run.k) + t0 * d * kBytes;
-    const auto* vraw = static_cast<const unsigned char*>(run.v) + t0 * d * kBytes;
-    // The next tile's lines are requested a share per query head, spread
-    // over this tile's work: a burst of all of them at once overflows the
-    // core's miss buffers, and with 4-8 heads of FMAs per tile the stream
-    // would otherwise stall (measured: g4 at 60% of the g1 bandwidth).
-    const int64_t next = t0 + tile < run.n ? std::min(tile, run.n - t0 - tile) * d * kBytes : 0;
-    const int64_t share = (next / group + 63) / 64 * 64;
-    const float* k = reinterpret_cast<const float*>(kraw);
-    const float* v = reinterpret_cast<const float*>(vraw);
-    if constexpr (T != KvDtype::kFp32) {
-      Widen<T>(kraw, n * d, scratch.k);
-      Widen<T>(vraw, n * d, scratch.v);
-      k = scratch.k;
-      v = scratch.v;
-    }
-    for (int64_t g = 0; g < group; ++g) {
-      if (next > 0) {
-        const int64_t off = g * share, len = std::min(share, next - off);
-        if (len > 0) {
-          Prefetch(kraw + tile * d * kBytes + off, len);
-          Prefetch(vraw + tile * d * kBytes + off, len);
-        }
-      }
-      float* s = scratch.s + g * tile;
-      Scores(q + g * d, k, n, d, s);
-      if constexpr (kScaled) {
-        for (int64_t t = 0; t < n; ++t) s[t] *= run.k_scale[t0 + t] * Fp8Factor<T>();
-      }
-      float tile_max = s[0];
-      for (int64_t t = 1; t < n; ++t) tile_max = std::max(tile_max, s[t]);
-      const float m_new = std::max(st.m[g], tile_max);
-      const float alpha = std::exp(st.m[g] - m_new);  // 0 for the first tile (m = -inf)
-      const __m256 mv = _mm256_set1_ps(m_new);
-      __m256 sumv = _mm256_setzero_ps();
-      int64_t t = 0;
-      for (; t + 8 <= n; t += 8) {
-        const __m256 e = Exp(_mm256_sub_ps(_mm256_loadu_ps(s + t), mv));
-        sumv = _mm256_add_ps(sumv, e);
-        _mm256_storeu_ps(s + t, e);
-      }
-      float sum = Hsum(sumv);
-      for (; t < n; ++t) {
-        s[t] = std::exp(s[t] - m_new);
-        sum += s[t];
-      }
-      if constexpr (kScaled) {
-        for (t = 0; t < n; ++t) s[t] *= run.v_scale[t0 + t] * Fp8Factor<T>();
-      }
-      st.m[g] = m_new;
-      st.l[g] = st.l[g] * alpha + sum;
-      float* acc = st.acc + g * d;
-      if (alpha != 1.0f) {
-        const __m256 av = _mm256_set1_ps(alpha);
-        for (int64_t i = 0; i < d; i += 8) {
-          _mm256_storeu_ps(acc + i, _mm256_mul_ps(_mm256_loadu_ps(acc + i), av));
-        }
-      }
-      AccumulatePV(s, v, n, d, acc);
-    }
+void ProcessDim(const float* q, int64_t group, int64_t d, const Run& run, RunState& st,
+                Scratch& scratch) {
+  switch (d) {
+    case 64: return Process<T, 64>(q, group, d, run, st, scratch);
+    case 128: return Process<T, 128>(q, group, d, run, st, scratch);
+    case 256: return Process<T, 256>(q, group, d, run, st, scratch);
+    default: return Process<T, 0>(q, group, d, run, st, scratch);
   }
 }
 
@@ -248,11 +330,11 @@ void Process(const float* q, int64_t group, int64_t d, const Run& run, RunState&
 void ProcessRunAvx2(const float* q, int64_t group, int64_t d, KvDtype dtype, const Run& run,
                     RunState& state, Scratch& scratch) {
   switch (dtype) {
-    case KvDtype::kFp32: return Process<KvDtype::kFp32>(q, group, d, run, state, scratch);
-    case KvDtype::kFp16: return Process<KvDtype::kFp16>(q, group, d, run, state, scratch);
-    case KvDtype::kBf16: return Process<KvDtype::kBf16>(q, group, d, run, state, scratch);
-    case KvDtype::kInt8: return Process<KvDtype::kInt8>(q, group, d, run, state, scratch);
-    case KvDtype::kFp8E4M3: return Process<KvDtype::kFp8E4M3>(q, group, d, run, state, scratch);
+    case KvDtype::kFp32: return ProcessDim<KvDtype::kFp32>(q, group, d, run, state, scratch);
+    case KvDtype::kFp16: return ProcessDim<KvDtype::kFp16>(q, group, d, run, state, scratch);
+    case KvDtype::kBf16: return ProcessDim<KvDtype::kBf16>(q, group, d, run, state, scratch);
+    case KvDtype::kInt8: return ProcessDim<KvDtype::kInt8>(q, group, d, run, state, scratch);
+    case KvDtype::kFp8E4M3: return ProcessDim<KvDtype::kFp8E4M3>(q, group, d, run, state, scratch);
   }
 }
 
