@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,18 +47,18 @@ class ThreadArena {
       at.push_back(start);
       end = start + static_cast<size_t>(n);
     }
-    storage_.assign(end + kPage, 0.0f);
-    const auto base = reinterpret_cast<uintptr_t>(storage_.data());
+    storage_.reset(new float[end + kPage]);  // every buffer is written before it is read
+    const auto base = reinterpret_cast<uintptr_t>(storage_.get());
     const size_t shift = (4096 - base % 4096) % 4096 / sizeof(float);
     size_t i = 0;
     for (int64_t n : floats) {
-      spans_.emplace_back(storage_.data() + shift + at[i++], static_cast<size_t>(n));
+      spans_.emplace_back(storage_.get() + shift + at[i++], static_cast<size_t>(n));
     }
   }
   std::span<float> operator[](size_t i) const { return spans_[i]; }
 
  private:
-  std::vector<float> storage_;
+  std::unique_ptr<float[]> storage_;
   std::vector<std::span<float>> spans_;
 };
 

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <cstdlib>
 
 #include "kernels/cpu/tile.h"
 
@@ -51,6 +53,13 @@ inline float Hsum(__m256 v) {
   __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   x = _mm_add_ps(x, _mm_movehl_ps(x, x));
   x = _mm_add_ss(x, _mm_movehdup_ps(x));
+  return _mm_cvtss_f32(x);
+}
+
+inline float Hmax(__m256 v) {
+  __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+  x = _mm_max_ss(x, _mm_movehdup_ps(x));
   return _mm_cvtss_f32(x);
 }
 
@@ -196,13 +205,19 @@ inline void SoftmaxStep(float* s, int64_t n, const Run& run, int64_t t0, float& 
   if constexpr (kScaled) {
     for (int64_t t = 0; t < n; ++t) s[t] *= run.k_scale[t0 + t] * Fp8Factor<T>();
   }
-  float tile_max = s[0];
-  for (int64_t t = 1; t < n; ++t) tile_max = std::max(tile_max, s[t]);
+  // The max and the rescale factor in registers: a libm call here made the
+  // compiler save and restore every live vector register around it.
+  __m256 mx = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  int64_t t = 0;
+  for (; t + 8 <= n; t += 8) mx = _mm256_max_ps(mx, _mm256_loadu_ps(s + t));
+  float tile_max = Hmax(mx);
+  for (; t < n; ++t) tile_max = std::max(tile_max, s[t]);
   const float m_new = std::max(m, tile_max);
-  const float alpha = std::exp(m - m_new);  // 0 for the first tile (m = -inf)
+  // exp(m - m_new); ~1e-38 for the first tile (m = -inf), where l and acc are 0.
+  const float alpha = _mm256_cvtss_f32(Exp(_mm256_set1_ps(m - m_new)));
   const __m256 mv = _mm256_set1_ps(m_new);
   __m256 sumv = _mm256_setzero_ps();
-  int64_t t = 0;
+  t = 0;
   for (; t + 8 <= n; t += 8) {
     const __m256 e = Exp(_mm256_sub_ps(_mm256_loadu_ps(s + t), mv));
     sumv = _mm256_add_ps(sumv, e);
@@ -265,13 +280,14 @@ inline void HeadChunk(const float* q, int64_t d, const unsigned char* k, const u
   }
 }
 
-// The heads of a group in chunks of 8, 4, 2, 1: each chunk reads the tile
-// once (from L1 after the first) and widens each element once for all its
-// heads, so no widened copy of the tile is written anywhere.
+// The heads of a group in pairs (and a last single head): each pair reads
+// the tile once (from L1 after the first) and widens each element once for
+// both heads, so no widened copy of the tile is written anywhere. Chunks of
+// 4 and 8 heads were tried (same code, H = 4, 8): at 256 MiB, group 4 ran
+// at 9.5-9.9 GB/s with chunks of 4 against 11.2-12.3 with pairs, and fp32
+// group 8 at 7.8-9.4 with chunks of 8 against 11.2-13.4 (docs/perf.md).
 inline int64_t GroupTicks(int64_t group, int64_t n, int64_t d) {
   int64_t ticks = 0, g = 0;
-  for (; g + 8 <= group; g += 8) ticks += ChunkTicks<8>(n, d);
-  for (; g + 4 <= group; g += 4) ticks += ChunkTicks<4>(n, d);
   for (; g + 2 <= group; g += 2) ticks += ChunkTicks<2>(n, d);
   for (; g < group; ++g) ticks += ChunkTicks<1>(n, d);
   return ticks;
@@ -307,8 +323,6 @@ void Process(const float* q, int64_t group, int64_t d_run, const Run& run, RunSt
                          scratch.s + g * kMaxTileTokens, kMaxTileTokens, scratch.k, pf);
       g += H;
     };
-    while (g + 8 <= group) chunk.template operator()<8>();
-    while (g + 4 <= group) chunk.template operator()<4>();
     while (g + 2 <= group) chunk.template operator()<2>();
     while (g < group) chunk.template operator()<1>();
   }
