@@ -2,6 +2,8 @@
 // rest of the binary stays baseline x86-64 (called only after CpuHasAvx2()).
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "demo/gemv.h"
 
 #pragma GCC push_options
@@ -21,38 +23,45 @@ inline float Sum8(__m256 v) {
 
 namespace {
 
-// Rows [r0, r1) for a batch of exactly B vectors: two rows at a time, so each
-// x vector loaded serves two weight rows and 2 x B independent FMA chains
-// keep both FMA ports busy (at B = 4, one row at a time left the batched
-// GEMV compute-bound at a third of the memory stream).
+// Rows [r0, r1) for a batch of exactly B vectors: R = 8 / B rows at a time
+// (at least 2), so each x vector loaded serves R weight rows and R x B
+// independent FMA chains hide the FMA latency (with two rows at batch 1 the
+// two chains left the stream at 70% of the read ceiling at 1024 columns).
+// The next block of R rows (up to the matrix end, so across the 64-row
+// chunks of one thread) is requested a line or a few at a time, spread
+// evenly over this block's column steps.
 template <int B>
 void Rows(const uint16_t* w, int64_t r0, int64_t r1, int64_t rows, int64_t cols, const float* x,
           float* y) {
+  constexpr int R = B == 1 ? 8 : (B == 2 ? 4 : 2);
+  const int64_t steps = cols / 8;
   int64_t r = r0;
-  for (; r + 2 <= r1; r += 2) {
-    const uint16_t* row0 = w + r * cols;
-    const uint16_t* row1 = row0 + cols;
-    __m256 a0[B], a1[B];
-    for (int b = 0; b < B; ++b) a0[b] = a1[b] = _mm256_setzero_ps();
-    // The next row pair, one 64-byte line per 32 columns: the core's window
-    // fills with FMAs at B = 4, so the hardware prefetcher alone falls behind.
-    const bool ahead = r + 4 <= r1;
+  for (; r + R <= r1; r += R) {
+    const uint16_t* row = w + r * cols;
+    const char* pf = reinterpret_cast<const char*>(row + R * cols);
+    const char* pf_end = reinterpret_cast<const char*>(w + std::min(rows, r + 2 * R) * cols);
+    // Credits: each step earns `lines`, each line costs `steps`, so the
+    // lines are spread evenly over the block (front-loading them at one a
+    // step cost batch 4, which computes longer per byte, a tenth).
+    const int64_t lines = pf_end > pf ? (pf_end - pf + 63) / 64 : 0;
+    int64_t credit = 0;
+    __m256 a[R][B];
+    for (int i = 0; i < R; ++i) {
+      for (int b = 0; b < B; ++b) a[i][b] = _mm256_setzero_ps();
+    }
     for (int64_t c = 0; c < cols; c += 8) {
-      if (ahead && c % 32 == 0) {
-        _mm_prefetch(reinterpret_cast<const char*>(row0 + 2 * cols + c), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(row1 + 2 * cols + c), _MM_HINT_T0);
+      for (credit += lines; credit >= steps; credit -= steps, pf += 64) _mm_prefetch(pf, _MM_HINT_T0);
+      __m256 wv[R];
+      for (int i = 0; i < R; ++i) {
+        wv[i] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i * cols + c)));
       }
-      const __m256 w0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row0 + c)));
-      const __m256 w1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row1 + c)));
       for (int b = 0; b < B; ++b) {
         const __m256 xb = _mm256_loadu_ps(x + b * cols + c);
-        a0[b] = _mm256_fmadd_ps(w0, xb, a0[b]);
-        a1[b] = _mm256_fmadd_ps(w1, xb, a1[b]);
+        for (int i = 0; i < R; ++i) a[i][b] = _mm256_fmadd_ps(wv[i], xb, a[i][b]);
       }
     }
-    for (int b = 0; b < B; ++b) {
-      y[b * rows + r] = Sum8(a0[b]);
-      y[b * rows + r + 1] = Sum8(a1[b]);
+    for (int i = 0; i < R; ++i) {
+      for (int b = 0; b < B; ++b) y[b * rows + r + i] = Sum8(a[i][b]);
     }
   }
   for (; r < r1; ++r) {
