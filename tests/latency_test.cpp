@@ -270,17 +270,54 @@ TEST_CASE("a curve measured at several GQA groups is read at the model's group")
   CHECK(Cost("deepseek-v3").attention_group == 128);  // MLA: every head reads the one latent
 }
 
+TEST_CASE("the weights read at the profile's GEMV curve when it has one, else at group 1") {
+  HardwareSpec p = WithCurve(LoadHardware("h100-sxm"), {{1'000'000, 10, 1}, {100'000'000, 20, 1},
+                                                       {1'000'000, 4, 4}, {100'000'000, 8, 4}});
+  ModelCost c = Cost("llama-3.1-8b");
+  // Without a weights curve: the attention curve at group 1, as before.
+  CHECK(WeightsBandwidthGbps(p, 10'000'000) == doctest::Approx(15));
+  const StepEstimate before = EstimateDecodeStep(c, p, 4096, 1);
+  CHECK(before.weights.bandwidth_gbps == doctest::Approx(20));  // 469 MB per layer: clamped above
+  // With one: interpolated in log(bytes), clamped at both ends, used by the weights phase only.
+  p.measured->weights_curve = {{1'000'000, 6, 1}, {100'000'000, 12, 1}};
+  CHECK(WeightsBandwidthGbps(p, 1000) == 6);
+  CHECK(WeightsBandwidthGbps(p, 10'000'000) == doctest::Approx(9));
+  CHECK(WeightsBandwidthGbps(p, 10'000'000'000) == 12);
+  const StepEstimate after = EstimateDecodeStep(c, p, 4096, 1);
+  CHECK(after.weights.bandwidth_gbps == doctest::Approx(12));
+  CHECK(after.weights.memory_s == doctest::Approx(15'009'849'344.0 / 12e9));
+  CHECK(after.attention.bandwidth_gbps == doctest::Approx(before.attention.bandwidth_gbps));
+  // It round-trips through the profile writer and reader.
+  const HardwareSpec back = ParseHardwareYaml(HardwareToYaml(p), "p.yaml");
+  REQUIRE(back.measured->weights_curve.size() == 2);
+  CHECK(back.measured->weights_curve[1].bytes == 100'000'000);
+  CHECK(back.measured->weights_curve[1].gbps == 12);
+  // The reader refuses a weights curve out of order, empty, or with a zero rate.
+  const std::string head = HardwareToYaml(WithCurve(LoadHardware("h100-sxm"), {{1'000'000, 10, 1}}));
+  CHECK_THROWS_WITH(ParseHardwareYaml(head + "  weights_curve:\n    - {bytes: 2000, gbps: 5}\n"
+                                             "    - {bytes: 1000, gbps: 6}\n", "w.yaml"),
+                    doctest::Contains("w.yaml:25:15: bytes: weights_curve points must be in "
+                                      "increasing order of bytes"));
+  CHECK_THROWS_WITH(ParseHardwareYaml(head + "  weights_curve: []\n", "w.yaml"),
+                    doctest::Contains("weights_curve: expected a non-empty list"));
+  CHECK_THROWS_WITH(ParseHardwareYaml(head + "  weights_curve:\n    - {bytes: 1000, gbps: 0}\n", "w.yaml"),
+                    doctest::Contains("w.yaml:24:27: gbps: must be positive, got 0"));
+  CHECK_THROWS_WITH(
+      ParseHardwareYaml(head + "  weights_curve:\n    - {bytes: 1000, gbps: 3, group: 2}\n", "w.yaml"),
+      doctest::Contains("group"));
+}
+
 TEST_CASE("latency CLI: a grouped profile names its groups and the model's, and JSON has both phases") {
   const std::string profile = SourcePath("tests/data/profile-groups.yaml");
   CliResult r = RunKvplan("latency llama-3.1-8b --profile " + profile + " -c 8K");
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out.find("(4 points at GQA groups 1, 4; attention read at group 4, test machine)") !=
-        std::string::npos);
+  CHECK(r.out.find("(4 points at GQA groups 1, 4; attention read at group 4; weights at the GEMV "
+                   "curve, 2 points, test machine)") != std::string::npos);
   CliResult j = RunKvplan("latency llama-3.1-8b --profile " + profile + " -c 8K --format json");
   REQUIRE(j.exit_code == 0);
   CHECK(j.out.find("\"weights\": {") != std::string::npos);
   CHECK(j.out.find("\"attention\": {") != std::string::npos);
   // MHA (Llama-2-7B: 32 query and 32 KV heads) reads the group-1 curve.
   CliResult mha = RunKvplan("latency llama-2-7b --profile " + profile + " -c 2K");
-  CHECK(mha.out.find("attention read at group 1,") != std::string::npos);
+  CHECK(mha.out.find("attention read at group 1;") != std::string::npos);
 }

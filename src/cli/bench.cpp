@@ -17,13 +17,14 @@
 
 #include "cli/bench_cuda.h"
 #include "cli/commands.h"
-#include "util/atomic_file.h"
+#include "demo/decode_validation.h"
 #include "kernels/bench/ceilings.h"
 #include "kernels/bench/harness.h"
 #include "report/json.h"
 #include "report/table.h"
 #include "spec/catalog.h"
 #include "spec/hardware_spec.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/units.h"
 
@@ -57,6 +58,7 @@ struct BenchRun {
   std::optional<HardwareSpec> hardware;  // --hardware: datasheet figures
   std::vector<ShapeResult> results;
   std::vector<BandwidthPoint> curve;
+  std::vector<BandwidthPoint> weights_curve;  // the fp16 GEMV, measured for --save
   double ceiling_min = 0, ceiling_max = 0;  // over the read-ceiling measurements of the run
   size_t ceiling_count = 0;
 };
@@ -133,6 +135,7 @@ Json ToJson(const BenchRun& run, const BenchOptions& o) {
   for (const ShapeResult& r : run.results) results.Push(ResultJson(r, run));
   j.Set("results", std::move(results));
   j.Set("curve", CurveJson(run.curve));
+  if (!run.weights_curve.empty()) j.Set("weights_curve", CurveJson(run.weights_curve));
   return j;
 }
 
@@ -237,6 +240,7 @@ HardwareSpec ProfileSpec(const BenchRun& run, const std::string& path) {
   p.machine = run.machine;
   p.read_ceiling_gbps = run.ceilings.read_gbps;
   p.curve = run.curve;
+  p.weights_curve = run.weights_curve;
   h.measured = p;
   return h;
 }
@@ -314,7 +318,14 @@ void Run(const BenchOptions& o) {
   for (const auto& [key, gbps] : curve) {
     run.curve.push_back({key.second, gbps, static_cast<uint64_t>(key.first)});
   }
-  if (!o.save.empty()) SaveProfile(run, o.save, o.force);
+  if (!o.save.empty()) {
+    // The weights of a decode step are streamed by a GEMV, not by this
+    // kernel; the latency model reads them at this curve (docs/latency.md).
+    Progress("measuring the weights curve (fp16 GEMV, batch 1)");
+    run.weights_curve = demo::MeasureWeightsCurve({o.threads}, max_cache);
+    Progress("");
+    SaveProfile(run, o.save, o.force);
+  }
 
   switch (ToFormat(o.format)) {
     case Format::kJson: Print(ToJson(run, o).Dump() + "\n"); break;

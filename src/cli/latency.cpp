@@ -59,8 +59,13 @@ std::string BandwidthSource(const HardwareSpec& hw, uint64_t group) {
         groups.size() > 1 ? fmt::format(" at GQA groups {}; attention read at group {}",
                                         fmt::join(groups, ", "), group)
                           : "";
-    return fmt::format("measured curve of {} ({} points{}, {})", hw.origin, hw.measured->curve.size(),
-                       by_group, hw.measured->machine.empty() ? hw.display_name : hw.measured->machine);
+    const std::string weights =
+        hw.measured->weights_curve.empty()
+            ? ""
+            : fmt::format("; weights at the GEMV curve, {} points", hw.measured->weights_curve.size());
+    return fmt::format("measured curve of {} ({} points{}{}, {})", hw.origin, hw.measured->curve.size(),
+                       by_group, weights,
+                       hw.measured->machine.empty() ? hw.display_name : hw.measured->machine);
   }
   return fmt::format("datasheet {:.0f} GB/s x {:.2f} (typical decode bandwidth utilisation)",
                      hw.memory_bandwidth_gbps, kDatasheetBandwidthEfficiency);

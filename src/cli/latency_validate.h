@@ -13,7 +13,7 @@ struct ValidateOptions {
   int repeats = 7;
   bool quick = false;
   int threads = 0;  // 0: all cores, wall clock; 1: one thread, its CPU time
-  int rounds = 3;   // profile + validation repeated; each shape's error is the median over rounds
+  int rounds = 5;   // profile + validation repeated; each shape's error is the median over rounds
 };
 
 /// Adds --validate, --repeats, --quick and --threads to `sub`.

@@ -61,10 +61,15 @@ std::vector<ValidationPoint> ValidateDecodeModel(
     const SyntheticModel& m, const std::vector<ValidationShape>& shapes, const HardwareSpec& hw,
     int repeats, TimingMode mode, const std::function<void(const std::string&)>& progress);
 
-/// A profile measured now, in `mode`: the read ceiling and the bench's
+/// The weight GEMV's bandwidth curve in `mode`: fp16 matrices of 2048
+/// columns and 2, 8, 32 and 128 MiB (capped at `max_bytes`), batch 1,
+/// caches flushed, median of 7 (the profile's weights_curve).
+std::vector<BandwidthPoint> MeasureWeightsCurve(TimingMode mode, uint64_t max_bytes = UINT64_MAX);
+
+/// A profile measured now, in `mode`: the read ceiling, the bench's
 /// bandwidth curve shapes (fp16 attention, 8 KV heads x 128, batch 1, at
 /// each of `curve_contexts` for each GQA group in `groups`; caches flushed,
-/// median of 7), as `kvplan bench --save` writes it.
+/// median of 7) and the weights curve, as `kvplan bench --save` writes it.
 HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts,
                                const std::vector<int64_t>& groups, TimingMode mode,
                                const std::function<void(const std::string&)>& progress);

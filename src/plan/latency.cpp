@@ -146,6 +146,14 @@ double StepBandwidthGbps(const HardwareSpec& hw, uint64_t bytes, uint64_t group)
   return a + t * (b - a);
 }
 
+double WeightsBandwidthGbps(const HardwareSpec& hw, uint64_t bytes) {
+  if (hw.measured && !hw.measured->weights_curve.empty()) {
+    const std::vector<BandwidthPoint>& c = hw.measured->weights_curve;
+    return CurveAt(c.begin(), c.end(), bytes);
+  }
+  return StepBandwidthGbps(hw, bytes, 1);
+}
+
 const char* BoundName(Bound b) { return b == Bound::kCompute ? "compute" : "bandwidth"; }
 
 double PeakFlopsFor(const HardwareSpec& hw, const std::string& compute_dtype) {
@@ -157,13 +165,16 @@ double PeakFlopsFor(const HardwareSpec& hw, const std::string& compute_dtype) {
 namespace {
 
 // One phase on its roofline; `passes` separate passes share its bytes.
+// group 0: the weights (WeightsBandwidthGbps); else the cache at that GQA group.
 PhaseEstimate Phase(uint64_t bytes, double flops, uint64_t passes, uint64_t group, double peak,
                     const HardwareSpec& hw) {
   PhaseEstimate p;
   p.bytes = bytes;
   p.flops = flops;
   if (bytes != 0) {
-    p.bandwidth_gbps = StepBandwidthGbps(hw, std::max<uint64_t>(1, bytes / std::max<uint64_t>(1, passes)), group);
+    const uint64_t pass_bytes = std::max<uint64_t>(1, bytes / std::max<uint64_t>(1, passes));
+    p.bandwidth_gbps = group == 0 ? WeightsBandwidthGbps(hw, pass_bytes)
+                                  : StepBandwidthGbps(hw, pass_bytes, group);
     p.memory_s = p.bandwidth_gbps > 0 ? static_cast<double>(bytes) / (p.bandwidth_gbps * 1e9) : 0;
   }
   p.compute_s = peak > 0 ? flops / (peak * kComputeEfficiency) : 0;
@@ -176,8 +187,9 @@ StepEstimate Finish(StepEstimate e, const ModelCost& cost, double weight_flops,
                     double attention_flops, const HardwareSpec& hw) {
   e.peak_flops = PeakFlopsFor(hw, cost.compute_dtype);
   e.flops = weight_flops + attention_flops;
-  e.weights = Phase(e.weight_bytes, weight_flops, cost.layers, 1, e.peak_flops, hw);
-  e.attention = Phase(e.kv_bytes, attention_flops, cost.cache_layers, cost.attention_group,
+  e.weights = Phase(e.weight_bytes, weight_flops, cost.layers, 0, e.peak_flops, hw);
+  e.attention = Phase(e.kv_bytes, attention_flops, cost.cache_layers,
+                      std::max<uint64_t>(1, cost.attention_group),
                       e.peak_flops, hw);
   e.memory_s = e.weights.memory_s + e.attention.memory_s;
   e.compute_s = e.weights.compute_s + e.attention.compute_s;

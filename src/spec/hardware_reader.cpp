@@ -70,6 +70,23 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
       }
       p.curve.push_back(b);
     }
+    if (m.Has("weights_curve")) {
+      YAML::Node wc = m.Child("weights_curve");
+      if (!wc.IsSequence() || wc.size() == 0) {
+        Fail("{}weights_curve: expected a non-empty list of {{bytes, gbps}} points",
+             m.Pos("weights_curve").Prefix());
+      }
+      for (size_t i = 0; i < wc.size(); ++i) {
+        MapReader pt(wc[i], file, fmt::format("weights_curve[{}]", i));
+        BandwidthPoint b{pt.U64("bytes"), pt.Num("gbps"), 1};
+        pt.Finish();
+        if (!p.weights_curve.empty() && b.bytes <= p.weights_curve.back().bytes) {
+          Fail("{}bytes: weights_curve points must be in increasing order of bytes",
+               pt.Pos("bytes").Prefix());
+        }
+        p.weights_curve.push_back(b);
+      }
+    }
     m.Finish();
     h.measured = p;
   } else {
@@ -110,6 +127,12 @@ std::string HardwareToYaml(const HardwareSpec& h) {
         out += fmt::format("    - {{bytes: {}, gbps: {}}}\n", b.bytes, b.gbps);
       } else {
         out += fmt::format("    - {{bytes: {}, gbps: {}, group: {}}}\n", b.bytes, b.gbps, b.group);
+      }
+    }
+    if (!p.weights_curve.empty()) {
+      out += "  weights_curve:  # achieved GB/s of the weight GEMV (batch 1) by bytes of one matrix\n";
+      for (const BandwidthPoint& b : p.weights_curve) {
+        out += fmt::format("    - {{bytes: {}, gbps: {}}}\n", b.bytes, b.gbps);
       }
     }
   }

@@ -26,6 +26,11 @@ struct MeasuredProfile {
   std::string machine;         // free text: CPU model / GPU name, cores
   double read_ceiling_gbps = 0;  // STREAM-style read ceiling (or D2D copy for cuda)
   std::vector<BandwidthPoint> curve;  // sorted by (group, bytes)
+  /// Achieved GB/s of the weight GEMV (batch 1) by bytes of one matrix, sorted
+  /// by bytes; empty when not measured (the weights then read at `curve`'s
+  /// group 1). The weights are streamed by a different kernel than the
+  /// cache, and on a CPU the two differ by 10-20%.
+  std::vector<BandwidthPoint> weights_curve;
 };
 
 struct HardwareSpec {
