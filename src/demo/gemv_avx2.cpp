@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "demo/gemv.h"
 
@@ -11,6 +12,7 @@
 
 namespace kvplan::demo::detail {
 namespace {
+
 
 inline float Sum8(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -31,7 +33,9 @@ namespace {
 // 84-87% for 2: each row is its own stream for the hardware prefetcher).
 // The next block of R rows (up to the matrix end, so across the 64-row
 // chunks of one thread) is requested a line or a few at a time, spread
-// evenly over this block's column steps.
+// evenly over this block's column steps, with the non-temporal hint (each
+// weight is read once per step; batch 1 at 1024 columns: 83-89 % of the
+// ceiling against 73-80 % with T0).
 template <int B>
 void Rows(const uint16_t* w, int64_t r0, int64_t r1, int64_t rows, int64_t cols, const float* x,
           float* y) {
@@ -52,7 +56,7 @@ void Rows(const uint16_t* w, int64_t r0, int64_t r1, int64_t rows, int64_t cols,
       for (int b = 0; b < B; ++b) a[i][b] = _mm256_setzero_ps();
     }
     for (int64_t c = 0; c < cols; c += 8) {
-      for (credit += lines; credit >= steps; credit -= steps, pf += 64) _mm_prefetch(pf, _MM_HINT_T0);
+      for (credit += lines; credit >= steps; credit -= steps, pf += 64) _mm_prefetch(pf, _MM_HINT_NTA);
       __m256 wv[R];
       for (int i = 0; i < R; ++i) {
         wv[i] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i * cols + c)));
