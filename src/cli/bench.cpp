@@ -290,16 +290,15 @@ void Run(const BenchOptions& o) {
   run.ceilings.read_gbps = ceilings.front();
   Progress("measuring the FMA peak");
   run.ceilings.fma_flops = kernels::MeasureFmaPeakFlops(run.simd, o.threads);
+  // The read ceiling again, beside every timed step: each step's bandwidth
+  // is compared with the ceiling read just before it.
+  topt.beside = [&meter] { return meter.MeasureOnce(); };
 
   std::map<std::pair<int64_t, uint64_t>, double> curve;  // (group, bytes) -> GB/s
   for (size_t i = 0; i < shapes.size(); ++i) {
     Progress(fmt::format("[{}/{}] {} ({}): validating, then timing", i + 1, shapes.size(),
                          shapes[i].Label(), FormatGiB(shapes[i].CacheBytes())));
-    // The read ceiling again, beside every timed step of this shape: each
-    // step's bandwidth is compared with the ceiling read just before it.
-    kernels::TimingOptions paired = topt;
-    paired.beside = [&meter] { return meter.MeasureOnce(); };
-    run.results.push_back(kernels::RunShape(shapes[i], run.ceilings, paired));
+    run.results.push_back(kernels::RunShape(shapes[i], run.ceilings, topt));
     const std::vector<double>& beside = run.results.back().timing.beside;
     ceilings.insert(ceilings.end(), beside.begin(), beside.end());
     if (o.concat && shapes[i].block_tokens == 0) {

@@ -164,17 +164,18 @@ double PeakFlopsFor(const HardwareSpec& hw, const std::string& compute_dtype) {
 
 namespace {
 
-// One phase on its roofline; `passes` separate passes share its bytes.
-// group 0: the weights (WeightsBandwidthGbps); else the cache at that GQA group.
-PhaseEstimate Phase(uint64_t bytes, double flops, uint64_t passes, uint64_t group, double peak,
-                    const HardwareSpec& hw) {
+// The bytes of one of `passes` passes that share `bytes` (at least 1).
+uint64_t PassBytes(uint64_t bytes, uint64_t passes) {
+  return std::max<uint64_t>(1, bytes / std::max<uint64_t>(1, passes));
+}
+
+// One phase on its roofline, its bytes read at `bandwidth_gbps`.
+PhaseEstimate Phase(uint64_t bytes, double flops, double bandwidth_gbps, double peak) {
   PhaseEstimate p;
   p.bytes = bytes;
   p.flops = flops;
   if (bytes != 0) {
-    const uint64_t pass_bytes = std::max<uint64_t>(1, bytes / std::max<uint64_t>(1, passes));
-    p.bandwidth_gbps = group == 0 ? WeightsBandwidthGbps(hw, pass_bytes)
-                                  : StepBandwidthGbps(hw, pass_bytes, group);
+    p.bandwidth_gbps = bandwidth_gbps;
     p.memory_s = p.bandwidth_gbps > 0 ? static_cast<double>(bytes) / (p.bandwidth_gbps * 1e9) : 0;
   }
   p.compute_s = peak > 0 ? flops / (peak * kComputeEfficiency) : 0;
@@ -187,10 +188,13 @@ StepEstimate Finish(StepEstimate e, const ModelCost& cost, double weight_flops,
                     double attention_flops, const HardwareSpec& hw) {
   e.peak_flops = PeakFlopsFor(hw, cost.compute_dtype);
   e.flops = weight_flops + attention_flops;
-  e.weights = Phase(e.weight_bytes, weight_flops, cost.layers, 0, e.peak_flops, hw);
-  e.attention = Phase(e.kv_bytes, attention_flops, cost.cache_layers,
-                      std::max<uint64_t>(1, cost.attention_group),
-                      e.peak_flops, hw);
+  // Each layer is a separate pass: the bandwidth is looked up at one layer's bytes.
+  e.weights = Phase(e.weight_bytes, weight_flops,
+                    WeightsBandwidthGbps(hw, PassBytes(e.weight_bytes, cost.layers)), e.peak_flops);
+  e.attention = Phase(e.kv_bytes, attention_flops,
+                      StepBandwidthGbps(hw, PassBytes(e.kv_bytes, cost.cache_layers),
+                                        cost.attention_group),
+                      e.peak_flops);
   e.memory_s = e.weights.memory_s + e.attention.memory_s;
   e.compute_s = e.weights.compute_s + e.attention.compute_s;
   e.seconds = e.weights.seconds + e.attention.seconds;

@@ -13,6 +13,43 @@ double HardwareSpec::PeakFlops(const std::string& dtype) const {
   return 0;
 }
 
+namespace {
+
+// A non-empty list of {bytes, gbps} points under `key` of `m`, in increasing
+// order of bytes; `grouped`: each point may carry a GQA `group` (default 1),
+// and the points are in increasing order of group first.
+std::vector<BandwidthPoint> ReadCurve(MapReader& m, const std::string& file, std::string_view key,
+                                      bool grouped) {
+  YAML::Node list = m.Child(key);
+  if (!list.IsSequence() || list.size() == 0) {
+    Fail("{}{}: expected a non-empty list of {{bytes, gbps}} points", m.Pos(key).Prefix(), key);
+  }
+  std::vector<BandwidthPoint> curve;
+  for (size_t i = 0; i < list.size(); ++i) {
+    MapReader pt(list[i], file, fmt::format("{}[{}]", key, i));
+    BandwidthPoint b{pt.U64("bytes"), pt.Num("gbps"), 1};
+    if (grouped && pt.Has("group")) {
+      b.group = pt.U64("group");
+      if (b.group == 0 || b.group > 1024) {
+        Fail("{}group: {} is not a GQA group size (1 to 1024 query heads per KV head)",
+             pt.Pos("group").Prefix(), b.group);
+      }
+    }
+    pt.Finish();
+    if (!curve.empty() && b.group < curve.back().group) {
+      Fail("{}group: {} points must be in increasing order of group, then bytes",
+           pt.Pos("group").Prefix(), key);
+    }
+    if (!curve.empty() && b.group == curve.back().group && b.bytes <= curve.back().bytes) {
+      Fail("{}bytes: {} points must be in increasing order of bytes", pt.Pos("bytes").Prefix(), key);
+    }
+    curve.push_back(b);
+  }
+  return curve;
+}
+
+}  // namespace
+
 HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file) {
   YAML::Node root = ParseYaml(text, file);
   MapReader r(root, file, "hardware spec");
@@ -46,47 +83,8 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
     p.device = m.Str("device");
     p.machine = m.OptStr("machine").value_or("");
     p.read_ceiling_gbps = m.Num("read_ceiling_gbps");
-    YAML::Node curve = m.Child("curve");
-    if (!curve.IsSequence() || curve.size() == 0) {
-      Fail("{}curve: expected a non-empty list of {{bytes, gbps}} points", m.Pos("curve").Prefix());
-    }
-    for (size_t i = 0; i < curve.size(); ++i) {
-      MapReader pt(curve[i], file, fmt::format("curve[{}]", i));
-      BandwidthPoint b{pt.U64("bytes"), pt.Num("gbps"), 1};
-      if (pt.Has("group")) {
-        b.group = pt.U64("group");
-        if (b.group == 0 || b.group > 1024) {
-          Fail("{}group: {} is not a GQA group size (1 to 1024 query heads per KV head)",
-               pt.Pos("group").Prefix(), b.group);
-        }
-      }
-      pt.Finish();
-      if (!p.curve.empty() && b.group < p.curve.back().group) {
-        Fail("{}group: curve points must be in increasing order of group, then bytes",
-             pt.Pos("group").Prefix());
-      }
-      if (!p.curve.empty() && b.group == p.curve.back().group && b.bytes <= p.curve.back().bytes) {
-        Fail("{}bytes: curve points must be in increasing order of bytes", pt.Pos("bytes").Prefix());
-      }
-      p.curve.push_back(b);
-    }
-    if (m.Has("weights_curve")) {
-      YAML::Node wc = m.Child("weights_curve");
-      if (!wc.IsSequence() || wc.size() == 0) {
-        Fail("{}weights_curve: expected a non-empty list of {{bytes, gbps}} points",
-             m.Pos("weights_curve").Prefix());
-      }
-      for (size_t i = 0; i < wc.size(); ++i) {
-        MapReader pt(wc[i], file, fmt::format("weights_curve[{}]", i));
-        BandwidthPoint b{pt.U64("bytes"), pt.Num("gbps"), 1};
-        pt.Finish();
-        if (!p.weights_curve.empty() && b.bytes <= p.weights_curve.back().bytes) {
-          Fail("{}bytes: weights_curve points must be in increasing order of bytes",
-               pt.Pos("bytes").Prefix());
-        }
-        p.weights_curve.push_back(b);
-      }
-    }
+    p.curve = ReadCurve(m, file, "curve", true);
+    if (m.Has("weights_curve")) p.weights_curve = ReadCurve(m, file, "weights_curve", false);
     m.Finish();
     h.measured = p;
   } else {

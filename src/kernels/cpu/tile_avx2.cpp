@@ -244,17 +244,17 @@ inline void SoftmaxStep(float* s, int64_t n, const Run& run, int64_t t0, float& 
   }
 }
 
-// Rows per score step and column vectors per p.V step for H heads at once.
+// Rows per score step, and column vectors per p.V step, for H heads at once:
+// 8 accumulator chains either way.
 template <int H>
-constexpr int kRows = 8 / H;
-template <int H>
-constexpr int kCols = 8 / H;
+constexpr int kPerHead = 8 / H;
 
 // Ticks ScoreTile and PVTile make for H heads over n tokens of d columns.
 template <int H>
 inline int64_t ChunkTicks(int64_t n, int64_t d) {
-  const int64_t rows = n / kRows<H> + n % kRows<H>;
-  const int64_t col_steps = d / (8 * kCols<H>) + (kCols<H> > 1 && d % (8 * kCols<H>) != 0 ? 1 : 0);
+  constexpr int K = kPerHead<H>;
+  const int64_t rows = n / K + n % K;
+  const int64_t col_steps = d / (8 * K) + (K > 1 && d % (8 * K) != 0 ? 1 : 0);
   return rows * (d / 8) + col_steps * n;
 }
 
@@ -266,21 +266,21 @@ inline void HeadChunk(const float* q, int64_t d, const unsigned char* k, const u
                       int64_t n, const Run& run, int64_t t0, float* m, float* l, float* acc,
                       float* s, int64_t stride, float* pt, Pacer& pf) {
   constexpr int64_t B = kElementBytes<T>;
-  constexpr int R = kRows<H>;
+  constexpr int R = kPerHead<H>;
   int64_t t = 0;
   for (; t + R <= n; t += R) ScoreTile<T, D, H, R>(q, k + t * d * B, d, s + t, stride, pf);
   if constexpr (R > 1) {
     for (; t < n; ++t) ScoreTile<T, D, H, 1>(q, k + t * d * B, d, s + t, stride, pf);
   }
   for (int h = 0; h < H; ++h) SoftmaxStep<T>(s + h * stride, n, run, t0, m[h], l[h], acc + h * d, d);
+  const float* p = s;  // one head: its scores are already [n][1]
   if constexpr (H > 1) {
     for (int64_t x = 0; x < n; ++x) {
       for (int h = 0; h < H; ++h) pt[x * H + h] = s[h * stride + x];
     }
-    PVTile<T, D, H, kCols<H>>(pt, v, n, d, d, acc, pf);
-  } else {
-    PVTile<T, D, H, kCols<H>>(s, v, n, d, d, acc, pf);
+    p = pt;
   }
+  PVTile<T, D, H, kPerHead<H>>(p, v, n, d, d, acc, pf);
 }
 
 // The heads of a group in pairs (and a last single head): each pair reads
