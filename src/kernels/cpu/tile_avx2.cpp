@@ -145,10 +145,11 @@ inline void ScoreTile(const float* q, const unsigned char* k, int64_t d_run, flo
     for (int r = 0; r < R; ++r) a[h][r] = _mm256_setzero_ps();
   }
   for (int64_t i = 0; i < d; i += 8) {
-    if constexpr (H == 1) {
+    if constexpr (H == 1 && T != KvDtype::kFp32) {
       // Each K vector used as soon as it is widened: holding all R = 8 of
       // them as well as the 8 accumulators and q needed 17 registers, and one
-      // spilled (paired single-thread runs: +6-28 % for group 1).
+      // spilled (scripts/kernel-ab.sh: +11-51 % for group 1). fp32, which
+      // has nothing to widen, keeps the other order (16 % slower this way).
       const __m256 qv = _mm256_loadu_ps(q + i);
       for (int r = 0; r < R; ++r) a[0][r] = _mm256_fmadd_ps(Load8<T>(k + (r * d + i) * B), qv, a[0][r]);
     } else {
@@ -191,7 +192,7 @@ inline void PVTile(const float* p, const unsigned char* v, int64_t n,
       for (int j = 0; j < C; ++j) c[h][j] = _mm256_loadu_ps(acc + h * ld + i + 8 * j);
     }
     for (int64_t t = 0; t < n; ++t) {
-      if constexpr (H == 1) {
+      if constexpr (H == 1 && T != KvDtype::kFp32) {
         // As in ScoreTile: each V vector used at once, so nothing spills.
         const __m256 pt = _mm256_broadcast_ss(p + t);
         for (int j = 0; j < C; ++j) {

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Paired comparison of the AVX2 decode tile code at a git revision (default
+# HEAD) against the working tree, in ONE process: both versions are compiled
+# into one binary (the old one in a renamed namespace) and timed turn about
+# on a cache that stays in L2, by CPU time, so a shared machine's drifting
+# speed affects both alike. Prints the median new/old speed ratio per dtype
+# and GQA group. How the kernel changes of docs/perf.md were judged.
+#   scripts/kernel-ab.sh [REV] [TOKENS]      e.g. scripts/kernel-ab.sh HEAD~1 1024
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rev=${1:-HEAD}
+tokens=${2:-1024}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+git show "$rev:src/kernels/cpu/tile_avx2.cpp" > "$out/tile_old.cpp"
+flags=(-O3 -std=c++20 -Isrc -march=x86-64)
+c++ "${flags[@]}" -Dkvplan=kvplan_old -c "$out/tile_old.cpp" -o "$out/tile_old.o"
+c++ "${flags[@]}" -Dkvplan=kvplan_old -DKVPLAN_AB_ENTRY=ab_old -c scripts/kernel-ab/drv.cpp -o "$out/drv_old.o"
+c++ "${flags[@]}" -c src/kernels/cpu/tile_avx2.cpp -o "$out/tile_new.o"
+c++ "${flags[@]}" -DKVPLAN_AB_ENTRY=ab_new -c scripts/kernel-ab/drv.cpp -o "$out/drv_new.o"
+c++ "${flags[@]}" scripts/kernel-ab/main.cpp "$out"/*.o -o "$out/kernel-ab"
+echo "AVX2 tile code: $rev (old) vs working tree (new); $tokens tokens x 128, one thread, CPU time; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+"$out/kernel-ab" "$tokens"

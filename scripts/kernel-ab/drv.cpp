@@ -1,0 +1,59 @@
+// One side of scripts/kernel-ab.sh: compiled twice, each time with one
+// version of src/kernels/cpu/tile_avx2.cpp, the old one inside a renamed
+// namespace (-Dkvplan=kvplan_old -DKVPLAN_AB_ENTRY=ab_old), so both versions
+// live in one process and are timed turn about.
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/tile.h"
+
+namespace {
+double CpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+}  // namespace
+
+// One run of `tokens` tokens of one (sequence, KV head), head_dim 128,
+// random bytes (every format decodes them to finite values), so small that
+// it stays in L2: the kernel's compute side alone. Seconds per call, by the
+// thread's CPU time (time descheduled on a shared machine is not counted).
+extern "C" double KVPLAN_AB_ENTRY(int dtype, int group, int tokens, int reps) {
+  using namespace kvplan::kernels;
+  using namespace kvplan::kernels::cpu;
+  const auto dt = static_cast<KvDtype>(dtype);
+  const int64_t d = 128, n = tokens, g = group;
+  const size_t bytes = static_cast<size_t>(n * d) * ElementBytes(dt);
+  std::vector<unsigned char> k(bytes), v(bytes);
+  uint32_t s = 12345;
+  for (size_t i = 0; i < bytes; ++i) {
+    s = s * 1664525u + 1013904223u;
+    k[i] = static_cast<unsigned char>((s >> 24) & 0x3F);
+    v[i] = static_cast<unsigned char>((s >> 16) & 0x3F);
+  }
+  std::vector<float> ks(n, 0.01f), vs(n, 0.01f), q(g * d), m(g), l(g), acc(g * d);
+  std::vector<float> sk(kMaxTileTokens * 256), sv(kMaxTileTokens * 256), ss(g * kMaxTileTokens);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = 0.1f * std::sin(0.1f * static_cast<float>(i));
+  Run run;
+  run.k = k.data();
+  run.v = v.data();
+  run.n = n;
+  if (HasScales(dt)) {
+    run.k_scale = ks.data();
+    run.v_scale = vs.data();
+  }
+  Scratch sc{sk.data(), sv.data(), ss.data()};
+  const double t0 = CpuSeconds();
+  for (int r = 0; r < reps; ++r) {
+    std::fill(m.begin(), m.end(), -INFINITY);
+    std::fill(l.begin(), l.end(), 0.0f);
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    RunState st{m.data(), l.data(), acc.data()};
+    ProcessRunAvx2(q.data(), g, d, dt, run, st, sc);
+  }
+  return (CpuSeconds() - t0) / reps;
+}
