@@ -307,6 +307,52 @@ TEST_CASE("the weights read at the profile's GEMV curve when it has one, else at
       doctest::Contains("group"));
 }
 
+TEST_CASE("the weights curve's batch axis: a batch-B step reads the GEMV measured at B") {
+  HardwareSpec p = WithCurve(LoadHardware("h100-sxm"), {{1'000'000, 10, 1}, {100'000'000, 20, 1}});
+  auto point = [](uint64_t bytes, double gbps, uint64_t batch) {
+    BandwidthPoint b{bytes, gbps};
+    b.batch = batch;
+    return b;
+  };
+  p.measured->weights_curve = {point(1'000'000, 6, 1), point(100'000'000, 12, 1),
+                               point(1'000'000, 4, 4), point(100'000'000, 8, 4)};
+  CHECK(WeightsBandwidthGbps(p, 10'000'000) == doctest::Approx(9));      // batch 1 by default
+  CHECK(WeightsBandwidthGbps(p, 10'000'000, 4) == doctest::Approx(6));   // the batch-4 curve
+  CHECK(WeightsBandwidthGbps(p, 10'000'000, 2) == doctest::Approx(7.5));  // half way in log(batch)
+  CHECK(WeightsBandwidthGbps(p, 10'000'000, 64) == doctest::Approx(6));  // clamped to the largest
+  // The decode step passes its batch; attention is not affected.
+  ModelCost c = Cost("llama-3.1-8b");
+  const StepEstimate b1 = EstimateDecodeStep(c, p, 4096, 1);
+  const StepEstimate b4 = EstimateDecodeStep(c, p, 4096, 4);
+  CHECK(b1.weights.bandwidth_gbps == doctest::Approx(12));
+  CHECK(b4.weights.bandwidth_gbps == doctest::Approx(8));
+  CHECK(b4.weights.memory_s == doctest::Approx(b1.weights.memory_s * 1.5));
+  // Round trip: batch is written only where it is not 1, and read back.
+  const std::string yaml = HardwareToYaml(p);
+  CHECK(yaml.find("    - {bytes: 1000000, gbps: 6}\n") != std::string::npos);
+  CHECK(yaml.find("    - {bytes: 100000000, gbps: 8, batch: 4}\n") != std::string::npos);
+  const HardwareSpec back = ParseHardwareYaml(yaml, "p.yaml");
+  REQUIRE(back.measured->weights_curve.size() == 4);
+  CHECK(back.measured->weights_curve[1].batch == 1);
+  CHECK(back.measured->weights_curve[2].batch == 4);
+  CHECK(WeightsBandwidthGbps(back, 10'000'000, 2) == doctest::Approx(7.5));
+  // Bad batches: zero, absurd, out of order; and batch is no field of the attention curve.
+  const std::string head = HardwareToYaml(WithCurve(LoadHardware("h100-sxm"), {{1'000'000, 10, 1}}));
+  CHECK_THROWS_WITH(ParseHardwareYaml(head + "  weights_curve:\n    - {bytes: 1000, gbps: 3, batch: 0}\n",
+                                      "w.yaml"),
+                    doctest::Contains("w.yaml:24:37: batch: must be positive, got 0"));
+  CHECK_THROWS_WITH(ParseHardwareYaml(head + "  weights_curve:\n    - {bytes: 1000, gbps: 3, batch: 99999}\n",
+                                      "w.yaml"),
+                    doctest::Contains("w.yaml:24:37: batch: 99999 is not a batch size (1 to 65536 sequences)"));
+  CHECK_THROWS_WITH(ParseHardwareYaml(head + "  weights_curve:\n    - {bytes: 1000, gbps: 3, batch: 4}\n"
+                                             "    - {bytes: 2000, gbps: 3, batch: 2}\n", "w.yaml"),
+                    doctest::Contains("w.yaml:25:37: batch: weights_curve points must be in increasing "
+                                      "order of batch, then bytes"));
+  CHECK_THROWS_WITH(ParseHardwareYaml(HardwareToYaml(WithCurve(LoadHardware("h100-sxm"), {})) +
+                                          "    - {bytes: 1000, gbps: 3, batch: 2}\n", "w.yaml"),
+                    doctest::Contains("batch: unknown field in curve[0]"));
+}
+
 TEST_CASE("latency CLI: a grouped profile names its groups and the model's, and JSON has both phases") {
   const std::string profile = SourcePath("tests/data/profile-groups.yaml");
   CliResult r = RunKvplan("latency llama-3.1-8b --profile " + profile + " -c 8K");

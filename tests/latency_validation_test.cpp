@@ -60,15 +60,20 @@ TEST_CASE("latency model vs a measured decode step, within 2x") {
   CHECK(hw.measured->curve[3].group == 4);
   CHECK(hw.measured->curve[3].bytes > hw.measured->curve[2].bytes);
   for (const BandwidthPoint& p : hw.measured->curve) CHECK(p.gbps > 0.1);
-  // The weights curve: the GEMV at 2, 8, 32 and 128 MiB, and the profile
-  // reads back through the writer with it.
-  REQUIRE(hw.measured->weights_curve.size() == 4);
+  // The weights curve: the GEMV at 2, 8, 32 and 128 MiB for batch 1, 2 and
+  // 4, and the profile reads back through the writer with it.
+  REQUIRE(hw.measured->weights_curve.size() == 12);
   CHECK(hw.measured->weights_curve[0].bytes == 2 * kMiB);
   CHECK(hw.measured->weights_curve[3].bytes == 128 * kMiB);
+  CHECK(hw.measured->weights_curve[3].batch == 1);
+  CHECK(hw.measured->weights_curve[4].batch == 2);
+  CHECK(hw.measured->weights_curve[11].batch == 4);
   for (const BandwidthPoint& p : hw.measured->weights_curve) CHECK(p.gbps > 0.1);
   HardwareSpec file = hw;
   file.memory_bytes = kGiB;  // a profile measured now knows no memory size; a file needs one
-  CHECK(ParseHardwareYaml(HardwareToYaml(file), "now.yaml").measured->weights_curve.size() == 4);
+  const HardwareSpec back = ParseHardwareYaml(HardwareToYaml(file), "now.yaml");
+  REQUIRE(back.measured->weights_curve.size() == 12);
+  CHECK(back.measured->weights_curve[11].batch == 4);
   std::vector<ValidationPoint> pts = ValidateDecodeModel(m, {{1024, 1}, {4096, 2}}, hw, 5, mode, {});
   REQUIRE(pts.size() == 2);
   for (const ValidationPoint& p : pts) {

@@ -320,7 +320,7 @@ void Run(const BenchOptions& o) {
   if (!o.save.empty()) {
     // The weights of a decode step are streamed by a GEMV, not by this
     // kernel; the latency model reads them at this curve (docs/latency.md).
-    Progress("measuring the weights curve (fp16 GEMV, batch 1)");
+    Progress("measuring the weights curve (fp16 GEMV, batch 1, 2 and 4)");
     run.weights_curve = demo::MeasureWeightsCurve({o.threads}, max_cache);
     Progress("");
     SaveProfile(run, o.save, o.force);

@@ -37,6 +37,7 @@ Json CurveJson(const std::vector<BandwidthPoint>& curve) {
     c.Set("bytes", p.bytes);
     c.Set("gbps", p.gbps);
     c.Set("group", p.group);
+    c.Set("batch", p.batch);
     out.Push(std::move(c));
   }
   return out;

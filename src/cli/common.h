@@ -30,7 +30,7 @@ const CacheDtype& ResolveCacheDtype(const ModelSpec& model, const std::string& r
 /// Writes text to stdout.
 void Print(const std::string& text);
 
-/// A measured bandwidth curve as JSON: [{bytes, gbps, group}, ...] (bench, CPU and CUDA).
+/// A measured bandwidth curve as JSON: [{bytes, gbps, group, batch}, ...] (bench, CPU and CUDA).
 Json CurveJson(const std::vector<BandwidthPoint>& curve);
 
 /// Throws Error when `path` cannot be written later (a directory, a missing

@@ -71,7 +71,11 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
       progress(fmt::format("round {}/{}: {}", r + 1, o.rounds, what));
     };
     if (profile.empty()) {
-      hw = demo::MeasureProfileNow({256, 1024, 4096, 16384, 65536}, {1, 4, 8}, {o.threads}, step);
+      // Contexts a factor 2 apart (1-256 MiB per step at 8 KV heads): with a
+      // factor 4 the log interpolation between 4 and 16 MiB, where the curve
+      // still bends, put a step's attention at 8 MiB per layer 40-50 % slow.
+      hw = demo::MeasureProfileNow({256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536},
+                                   {1, 4, 8}, {o.threads}, step);
     }
     rounds.push_back(demo::ValidateDecodeModel(m, Shapes(o.quick), hw, o.repeats, {o.threads}, step));
   }

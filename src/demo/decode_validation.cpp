@@ -228,21 +228,25 @@ std::vector<BandwidthPoint> MeasureWeightsCurve(TimingMode mode, uint64_t max_by
   constexpr int64_t kCols = 2048;
   std::vector<BandwidthPoint> curve;
   kernels::CacheFlusher flusher;
-  const std::vector<float> x(kCols, 0.25f);
-  for (const uint64_t bytes : {2 * kMiB, 8 * kMiB, 32 * kMiB, 128 * kMiB}) {
-    if (bytes > max_bytes) break;
-    const int64_t rows = static_cast<int64_t>(bytes / (kCols * sizeof(uint16_t)));
-    const kernels::AlignedBuffer w = RandomHalf(rows, kCols, bytes);
-    std::vector<float> y(static_cast<size_t>(rows));
-    GemvF16(Half(w), rows, kCols, x.data(), 1, y.data(), mode.threads);  // warm-up
-    std::vector<double> times;
-    for (int r = 0; r < 7; ++r) {
-      flusher.Flush();
-      const double t0 = Now(mode);
-      GemvF16(Half(w), rows, kCols, x.data(), 1, y.data(), mode.threads);
-      times.push_back(Now(mode) - t0);
+  for (const int64_t batch : {1, 2, 4}) {
+    for (const uint64_t bytes : {2 * kMiB, 8 * kMiB, 32 * kMiB, 128 * kMiB}) {
+      if (bytes > max_bytes) break;
+      const int64_t rows = static_cast<int64_t>(bytes / (kCols * sizeof(uint16_t)));
+      const kernels::AlignedBuffer w = RandomHalf(rows, kCols, bytes);
+      const std::vector<float> x(static_cast<size_t>(batch * kCols), 0.25f);
+      std::vector<float> y(static_cast<size_t>(batch * rows));
+      GemvF16(Half(w), rows, kCols, x.data(), batch, y.data(), mode.threads);  // warm-up
+      std::vector<double> times;
+      for (int r = 0; r < 7; ++r) {
+        flusher.Flush();
+        const double t0 = Now(mode);
+        GemvF16(Half(w), rows, kCols, x.data(), batch, y.data(), mode.threads);
+        times.push_back(Now(mode) - t0);
+      }
+      BandwidthPoint p{bytes, static_cast<double>(bytes) / kernels::Median(times) / 1e9};
+      p.batch = static_cast<uint64_t>(batch);
+      curve.push_back(p);
     }
-    curve.push_back({bytes, static_cast<double>(bytes) / kernels::Median(times) / 1e9, 1});
   }
   return curve;
 }
@@ -313,7 +317,7 @@ HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts,
   std::sort(p.curve.begin(), p.curve.end(), [](const BandwidthPoint& a, const BandwidthPoint& b) {
     return a.group != b.group ? a.group < b.group : a.bytes < b.bytes;
   });
-  if (progress) progress("weights curve: fp16 GEMV, batch 1");
+  if (progress) progress("weights curve: fp16 GEMV, batch 1, 2 and 4");
   p.weights_curve = MeasureWeightsCurve(mode);
   h.measured = p;
   return h;

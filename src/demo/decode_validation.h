@@ -62,8 +62,10 @@ std::vector<ValidationPoint> ValidateDecodeModel(
     int repeats, TimingMode mode, const std::function<void(const std::string&)>& progress);
 
 /// The weight GEMV's bandwidth curve in `mode`: fp16 matrices of 2048
-/// columns and 2, 8, 32 and 128 MiB (capped at `max_bytes`), batch 1,
-/// caches flushed, median of 7 (the profile's weights_curve).
+/// columns and 2, 8, 32 and 128 MiB (capped at `max_bytes`), at batch 1, 2
+/// and 4 (one matrix read for 1, 2 or 4 vectors: a batch-4 GEMV ran 5-20 %
+/// slower per byte than batch 1 here), caches flushed, median of 7 (the
+/// profile's weights_curve).
 std::vector<BandwidthPoint> MeasureWeightsCurve(TimingMode mode, uint64_t max_bytes = UINT64_MAX);
 
 /// A profile measured now, in `mode`: the read ceiling, the bench's

@@ -121,35 +121,42 @@ double CurveAt(std::vector<BandwidthPoint>::const_iterator first,
   return lo->gbps + t * (hi->gbps - lo->gbps);
 }
 
+// A curve with a second axis (`axis` of each point: its GQA group or its
+// batch; the reader keeps each value's points contiguous and sorted) at
+// (x, bytes): each measured value's curve at `bytes`, then linearly in log(x)
+// between the two nearest values, clamped to the smallest and largest.
+template <typename Axis>
+double CurveAt2(const std::vector<BandwidthPoint>& c, Axis axis, uint64_t x, uint64_t bytes) {
+  struct Run { uint64_t x; std::vector<BandwidthPoint>::const_iterator first, last; };
+  std::vector<Run> runs;
+  for (auto it = c.begin(); it != c.end();) {
+    auto end = std::find_if(it, c.end(), [&](const BandwidthPoint& p) { return axis(p) != axis(*it); });
+    runs.push_back({axis(*it), it, end});
+    it = end;
+  }
+  if (x <= runs.front().x) return CurveAt(runs.front().first, runs.front().last, bytes);
+  if (x >= runs.back().x) return CurveAt(runs.back().first, runs.back().last, bytes);
+  size_t i = 1;
+  while (runs[i].x < x) ++i;
+  const Run& lo = runs[i - 1];
+  const Run& hi = runs[i];
+  const double a = CurveAt(lo.first, lo.last, bytes), b = CurveAt(hi.first, hi.last, bytes);
+  const double t = (std::log(static_cast<double>(x)) - std::log(static_cast<double>(lo.x))) /
+                   (std::log(static_cast<double>(hi.x)) - std::log(static_cast<double>(lo.x)));
+  return a + t * (b - a);
+}
+
 }  // namespace
 
 double StepBandwidthGbps(const HardwareSpec& hw, uint64_t bytes, uint64_t group) {
   if (!HasMeasuredCurve(hw)) return hw.memory_bandwidth_gbps * kDatasheetBandwidthEfficiency;
-  const std::vector<BandwidthPoint>& c = hw.measured->curve;
-  // The measured groups, each a contiguous run (the reader keeps them sorted).
-  struct Run { uint64_t group; std::vector<BandwidthPoint>::const_iterator first, last; };
-  std::vector<Run> runs;
-  for (auto it = c.begin(); it != c.end();) {
-    auto end = std::find_if(it, c.end(), [&](const BandwidthPoint& p) { return p.group != it->group; });
-    runs.push_back({it->group, it, end});
-    it = end;
-  }
-  if (group <= runs.front().group) return CurveAt(runs.front().first, runs.front().last, bytes);
-  if (group >= runs.back().group) return CurveAt(runs.back().first, runs.back().last, bytes);
-  size_t i = 1;
-  while (runs[i].group < group) ++i;
-  const Run& lo = runs[i - 1];
-  const Run& hi = runs[i];
-  const double a = CurveAt(lo.first, lo.last, bytes), b = CurveAt(hi.first, hi.last, bytes);
-  const double t = (std::log(static_cast<double>(group)) - std::log(static_cast<double>(lo.group))) /
-                   (std::log(static_cast<double>(hi.group)) - std::log(static_cast<double>(lo.group)));
-  return a + t * (b - a);
+  return CurveAt2(hw.measured->curve, [](const BandwidthPoint& p) { return p.group; }, group, bytes);
 }
 
-double WeightsBandwidthGbps(const HardwareSpec& hw, uint64_t bytes) {
+double WeightsBandwidthGbps(const HardwareSpec& hw, uint64_t bytes, uint64_t batch) {
   if (hw.measured && !hw.measured->weights_curve.empty()) {
-    const std::vector<BandwidthPoint>& c = hw.measured->weights_curve;
-    return CurveAt(c.begin(), c.end(), bytes);
+    return CurveAt2(hw.measured->weights_curve, [](const BandwidthPoint& p) { return p.batch; },
+                    batch, bytes);
   }
   return StepBandwidthGbps(hw, bytes, 1);
 }
@@ -184,13 +191,15 @@ PhaseEstimate Phase(uint64_t bytes, double flops, double bandwidth_gbps, double 
   return p;
 }
 
+// `batch`: the sequences (decode) or tokens (prefill) each weight GEMV multiplies.
 StepEstimate Finish(StepEstimate e, const ModelCost& cost, double weight_flops,
-                    double attention_flops, const HardwareSpec& hw) {
+                    double attention_flops, const HardwareSpec& hw, uint64_t batch) {
   e.peak_flops = PeakFlopsFor(hw, cost.compute_dtype);
   e.flops = weight_flops + attention_flops;
   // Each layer is a separate pass: the bandwidth is looked up at one layer's bytes.
   e.weights = Phase(e.weight_bytes, weight_flops,
-                    WeightsBandwidthGbps(hw, PassBytes(e.weight_bytes, cost.layers)), e.peak_flops);
+                    WeightsBandwidthGbps(hw, PassBytes(e.weight_bytes, cost.layers), batch),
+                    e.peak_flops);
   e.attention = Phase(e.kv_bytes, attention_flops,
                       StepBandwidthGbps(hw, PassBytes(e.kv_bytes, cost.cache_layers),
                                         cost.attention_group),
@@ -218,7 +227,8 @@ StepEstimate EstimateDecodeStep(const ModelCost& cost, const HardwareSpec& hw, u
   for (const ModelCost::WindowedGroup& g : cost.windowed) {
     attention += g.flops_per_token_ctx * static_cast<double>(std::min(context, g.window));
   }
-  return Finish(e, cost, b * 2 * cost.active_params / static_cast<double>(cost.tp), b * attention, hw);
+  return Finish(e, cost, b * 2 * cost.active_params / static_cast<double>(cost.tp), b * attention, hw,
+                batch);
 }
 
 StepEstimate EstimatePrefill(const ModelCost& cost, const HardwareSpec& hw, uint64_t prompt) {
@@ -234,7 +244,7 @@ StepEstimate EstimatePrefill(const ModelCost& cost, const HardwareSpec& hw, uint
   }
   return Finish(e, cost,
                 2 * cost.active_params / static_cast<double>(cost.tp) * static_cast<double>(prompt),
-                attention, hw);
+                attention, hw, prompt);
 }
 
 uint64_t ComputeBoundBatch(const ModelCost& cost, const HardwareSpec& hw, uint64_t context,

@@ -81,10 +81,11 @@ double ExpertsTouchedFraction(uint64_t experts, uint64_t experts_per_token, uint
 /// clamped to the smallest and largest.
 double StepBandwidthGbps(const HardwareSpec& hw, uint64_t bytes, uint64_t group = 1);
 
-/// The bandwidth the weight GEMVs achieve reading a matrix of `bytes` bytes:
-/// the profile's measured weights_curve when it has one (interpolated and
-/// clamped as above), else StepBandwidthGbps(hw, bytes, 1).
-double WeightsBandwidthGbps(const HardwareSpec& hw, uint64_t bytes);
+/// The bandwidth the weight GEMVs achieve reading a matrix of `bytes` bytes
+/// for `batch` sequences at once: the profile's measured weights_curve when
+/// it has one (interpolated and clamped as above, with batch in the place of
+/// group), else StepBandwidthGbps(hw, bytes, 1).
+double WeightsBandwidthGbps(const HardwareSpec& hw, uint64_t bytes, uint64_t batch = 1);
 
 /// True when StepBandwidthGbps uses a measured curve.
 inline bool HasMeasuredCurve(const HardwareSpec& hw) {

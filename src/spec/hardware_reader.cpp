@@ -15,11 +15,20 @@ double HardwareSpec::PeakFlops(const std::string& dtype) const {
 
 namespace {
 
-// A non-empty list of {bytes, gbps} points under `key` of `m`, in increasing
-// order of bytes; `grouped`: each point may carry a GQA `group` (default 1),
-// and the points are in increasing order of group first.
+// The second axis of a curve: a point's GQA `group` (the attention curve) or
+// `batch` (the weights curve), 1 when the point does not name it.
+enum class CurveAxis { kGroup, kBatch };
+
+uint64_t& AxisOf(BandwidthPoint& b, CurveAxis axis) {
+  return axis == CurveAxis::kGroup ? b.group : b.batch;
+}
+
+// A non-empty list of {bytes, gbps} points under `key` of `m`, each with an
+// optional second axis (`group` or `batch`, default 1), in increasing order
+// of that axis, then of bytes.
 std::vector<BandwidthPoint> ReadCurve(MapReader& m, const std::string& file, std::string_view key,
-                                      bool grouped) {
+                                      CurveAxis axis) {
+  const char* axis_key = axis == CurveAxis::kGroup ? "group" : "batch";
   YAML::Node list = m.Child(key);
   if (!list.IsSequence() || list.size() == 0) {
     Fail("{}{}: expected a non-empty list of {{bytes, gbps}} points", m.Pos(key).Prefix(), key);
@@ -27,20 +36,25 @@ std::vector<BandwidthPoint> ReadCurve(MapReader& m, const std::string& file, std
   std::vector<BandwidthPoint> curve;
   for (size_t i = 0; i < list.size(); ++i) {
     MapReader pt(list[i], file, fmt::format("{}[{}]", key, i));
-    BandwidthPoint b{pt.U64("bytes"), pt.Num("gbps"), 1};
-    if (grouped && pt.Has("group")) {
-      b.group = pt.U64("group");
-      if (b.group == 0 || b.group > 1024) {
+    BandwidthPoint b{pt.U64("bytes"), pt.Num("gbps")};
+    uint64_t& x = AxisOf(b, axis);
+    if (pt.Has(axis_key)) {
+      x = pt.U64(axis_key);
+      if (axis == CurveAxis::kGroup && (x == 0 || x > 1024)) {
         Fail("{}group: {} is not a GQA group size (1 to 1024 query heads per KV head)",
-             pt.Pos("group").Prefix(), b.group);
+             pt.Pos("group").Prefix(), x);
+      }
+      if (axis == CurveAxis::kBatch && (x == 0 || x > 65536)) {
+        Fail("{}batch: {} is not a batch size (1 to 65536 sequences)", pt.Pos("batch").Prefix(), x);
       }
     }
     pt.Finish();
-    if (!curve.empty() && b.group < curve.back().group) {
-      Fail("{}group: {} points must be in increasing order of group, then bytes",
-           pt.Pos("group").Prefix(), key);
+    const uint64_t last = curve.empty() ? 0 : AxisOf(curve.back(), axis);
+    if (!curve.empty() && x < last) {
+      Fail("{}{}: {} points must be in increasing order of {}, then bytes",
+           pt.Pos(axis_key).Prefix(), axis_key, key, axis_key);
     }
-    if (!curve.empty() && b.group == curve.back().group && b.bytes <= curve.back().bytes) {
+    if (!curve.empty() && x == last && b.bytes <= curve.back().bytes) {
       Fail("{}bytes: {} points must be in increasing order of bytes", pt.Pos("bytes").Prefix(), key);
     }
     curve.push_back(b);
@@ -83,8 +97,10 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
     p.device = m.Str("device");
     p.machine = m.OptStr("machine").value_or("");
     p.read_ceiling_gbps = m.Num("read_ceiling_gbps");
-    p.curve = ReadCurve(m, file, "curve", true);
-    if (m.Has("weights_curve")) p.weights_curve = ReadCurve(m, file, "weights_curve", false);
+    p.curve = ReadCurve(m, file, "curve", CurveAxis::kGroup);
+    if (m.Has("weights_curve")) {
+      p.weights_curve = ReadCurve(m, file, "weights_curve", CurveAxis::kBatch);
+    }
     m.Finish();
     h.measured = p;
   } else {
@@ -128,9 +144,13 @@ std::string HardwareToYaml(const HardwareSpec& h) {
       }
     }
     if (!p.weights_curve.empty()) {
-      out += "  weights_curve:  # achieved GB/s of the weight GEMV (batch 1) by bytes of one matrix\n";
+      out += "  weights_curve:  # achieved GB/s of the weight GEMV by bytes of one matrix (and batch)\n";
       for (const BandwidthPoint& b : p.weights_curve) {
-        out += fmt::format("    - {{bytes: {}, gbps: {}}}\n", b.bytes, b.gbps);
+        if (b.batch == 1) {
+          out += fmt::format("    - {{bytes: {}, gbps: {}}}\n", b.bytes, b.gbps);
+        } else {
+          out += fmt::format("    - {{bytes: {}, gbps: {}, batch: {}}}\n", b.bytes, b.gbps, b.batch);
+        }
       }
     }
   }

@@ -15,10 +15,14 @@ namespace kvplan {
 /// reads `bytes` bytes, with `group` query heads per KV head (GQA: each
 /// cached byte serves that many heads, so the kernel does that much more
 /// arithmetic per byte and may stream slower).
+/// One measured point. `group` (GQA query heads per KV head) is the second
+/// axis of the attention `curve`, `batch` (sequences per GEMV) that of the
+/// `weights_curve`; each is 1 in the other curve.
 struct BandwidthPoint {
   uint64_t bytes = 0;
   double gbps = 0;
   uint64_t group = 1;
+  uint64_t batch = 1;
 };
 
 struct MeasuredProfile {
