@@ -205,7 +205,9 @@ std::string ToText(const BenchRun& run) {
       "median of those and '% read ceiling' the median of the step-by-step ratios, so each\n"
       "ratio compares two figures from the same moment of a possibly shared machine.\n"
       "Every shape was validated against the float64 reference before it was timed; caches\n"
-      "were flushed before every step; times are medians.\n");
+      "were flushed before every step (then the kernel ran once on a separate 16-token cache,\n"
+      "so the timed step starts warm, as in a decode loop, but reads every byte from memory);\n"
+      "times are medians.\n");
   return out;
 }
 
