@@ -277,55 +277,20 @@ HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts,
   const double fma = kernels::MeasureFmaPeakFlops(simd, mode.threads);
   for (const char* t : {"fp32", "fp16", "bf16"}) h.flops[t] = fma;
   h.memory_bandwidth_gbps = p.read_ceiling_gbps;
-  kernels::CacheFlusher flusher;
   for (int64_t group : groups) {
-  for (int64_t n : curve_contexts) {
-    kernels::BenchShape shape;  // the bench's curve shape: fp16, 8 KV heads x 128, batch 1
-    shape.context = n;
-    shape.group = group;
-    if (progress) progress(fmt::format("bandwidth curve: {}", shape.Label()));
-    if (!mode.SingleThreadCpuClock()) {
+    for (int64_t n : curve_contexts) {
+      kernels::BenchShape shape;  // the bench's curve shape: fp16, 8 KV heads x 128, batch 1
+      shape.context = n;
+      shape.group = group;
+      if (progress) progress(fmt::format("bandwidth curve: {}", shape.Label()));
+      // All threads on the wall clock, or one thread on its own CPU clock.
       kernels::TimingOptions topt;
       topt.cpu.threads = mode.threads;
+      if (mode.SingleThreadCpuClock()) topt.clock = [mode] { return Now(mode); };
       const kernels::StepTiming t = kernels::TimeDecodeStep(shape, topt);
       p.curve.push_back({t.bytes_read, static_cast<double>(t.bytes_read) / t.seconds / 1e9,
                          static_cast<uint64_t>(group)});
-      continue;
     }
-    // The same step on one thread, timed by its CPU clock.
-    kernels::KvCache cache = kernels::KvCache::Contiguous(1, shape.kv_heads, shape.head_dim, n,
-                                                          kernels::KvDtype::kFp16);
-    cache.FillRandom({n}, 7);
-    const int64_t warm_n = std::min(n, kernels::kWarmTokens);
-    kernels::KvCache twin = kernels::KvCache::Contiguous(1, shape.kv_heads, shape.head_dim, warm_n,
-                                                         kernels::KvDtype::kFp16);
-    twin.FillRandom({warm_n}, 8);
-    std::vector<float> q(static_cast<size_t>(shape.kv_heads * group * shape.head_dim)), out(q.size());
-    for (size_t i = 0; i < q.size(); ++i) q[i] = std::cos(static_cast<float>(i));
-    kernels::DecodeArgs args;
-    args.shape = shape.Decode();
-    args.seq_lens = cache.Lengths().data();
-    args.q = q.data();
-    args.cache = cache.View();
-    args.out = out.data();
-    kernels::CpuDecodeOptions opt;
-    opt.threads = 1;
-    kernels::DecodeAttentionCpu(args, opt);
-    kernels::DecodeArgs warm = args;
-    warm.seq_lens = twin.Lengths().data();
-    warm.cache = twin.View();
-    std::vector<double> times;
-    for (int r = 0; r < 7; ++r) {
-      flusher.Flush();
-      kernels::DecodeAttentionCpu(warm, opt);  // as TimeDecodeStep does (kernels::kWarmTokens)
-      const double t0 = Now(mode);
-      kernels::DecodeAttentionCpu(args, opt);
-      times.push_back(Now(mode) - t0);
-    }
-    const uint64_t bytes = shape.CacheBytes();
-    p.curve.push_back({bytes, static_cast<double>(bytes) / kernels::Median(times) / 1e9,
-                       static_cast<uint64_t>(group)});
-  }
   }
   std::sort(p.curve.begin(), p.curve.end(), [](const BandwidthPoint& a, const BandwidthPoint& b) {
     return a.group != b.group ? a.group < b.group : a.bytes < b.bytes;

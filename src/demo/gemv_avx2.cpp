@@ -3,7 +3,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "demo/gemv.h"
 
@@ -12,7 +11,6 @@
 
 namespace kvplan::demo::detail {
 namespace {
-
 
 inline float Sum8(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

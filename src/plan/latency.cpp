@@ -125,13 +125,13 @@ double CurveAt(std::vector<BandwidthPoint>::const_iterator first,
 // batch; the reader keeps each value's points contiguous and sorted) at
 // (x, bytes): each measured value's curve at `bytes`, then linearly in log(x)
 // between the two nearest values, clamped to the smallest and largest.
-template <typename Axis>
-double CurveAt2(const std::vector<BandwidthPoint>& c, Axis axis, uint64_t x, uint64_t bytes) {
+double CurveAt2(const std::vector<BandwidthPoint>& c, uint64_t BandwidthPoint::*axis, uint64_t x,
+                uint64_t bytes) {
   struct Run { uint64_t x; std::vector<BandwidthPoint>::const_iterator first, last; };
   std::vector<Run> runs;
   for (auto it = c.begin(); it != c.end();) {
-    auto end = std::find_if(it, c.end(), [&](const BandwidthPoint& p) { return axis(p) != axis(*it); });
-    runs.push_back({axis(*it), it, end});
+    auto end = std::find_if(it, c.end(), [&](const BandwidthPoint& p) { return p.*axis != (*it).*axis; });
+    runs.push_back({(*it).*axis, it, end});
     it = end;
   }
   if (x <= runs.front().x) return CurveAt(runs.front().first, runs.front().last, bytes);
@@ -150,13 +150,12 @@ double CurveAt2(const std::vector<BandwidthPoint>& c, Axis axis, uint64_t x, uin
 
 double StepBandwidthGbps(const HardwareSpec& hw, uint64_t bytes, uint64_t group) {
   if (!HasMeasuredCurve(hw)) return hw.memory_bandwidth_gbps * kDatasheetBandwidthEfficiency;
-  return CurveAt2(hw.measured->curve, [](const BandwidthPoint& p) { return p.group; }, group, bytes);
+  return CurveAt2(hw.measured->curve, &BandwidthPoint::group, group, bytes);
 }
 
 double WeightsBandwidthGbps(const HardwareSpec& hw, uint64_t bytes, uint64_t batch) {
   if (hw.measured && !hw.measured->weights_curve.empty()) {
-    return CurveAt2(hw.measured->weights_curve, [](const BandwidthPoint& p) { return p.batch; },
-                    batch, bytes);
+    return CurveAt2(hw.measured->weights_curve, &BandwidthPoint::batch, batch, bytes);
   }
   return StepBandwidthGbps(hw, bytes, 1);
 }

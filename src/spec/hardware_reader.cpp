@@ -16,19 +16,24 @@ double HardwareSpec::PeakFlops(const std::string& dtype) const {
 namespace {
 
 // The second axis of a curve: a point's GQA `group` (the attention curve) or
-// `batch` (the weights curve), 1 when the point does not name it.
-enum class CurveAxis { kGroup, kBatch };
-
-uint64_t& AxisOf(BandwidthPoint& b, CurveAxis axis) {
-  return axis == CurveAxis::kGroup ? b.group : b.batch;
-}
+// `batch` (the weights curve), 1 when the point does not name it. (Zero is
+// refused by MapReader::U64 already.)
+struct CurveAxis {
+  const char* key;
+  uint64_t max;
+  const char* what;
+  uint64_t BandwidthPoint::*field;
+};
+constexpr CurveAxis kGroupAxis{"group", 1024, "a GQA group size (1 to 1024 query heads per KV head)",
+                               &BandwidthPoint::group};
+constexpr CurveAxis kBatchAxis{"batch", 65536, "a batch size (1 to 65536 sequences)",
+                               &BandwidthPoint::batch};
 
 // A non-empty list of {bytes, gbps} points under `key` of `m`, each with an
 // optional second axis (`group` or `batch`, default 1), in increasing order
 // of that axis, then of bytes.
 std::vector<BandwidthPoint> ReadCurve(MapReader& m, const std::string& file, std::string_view key,
-                                      CurveAxis axis) {
-  const char* axis_key = axis == CurveAxis::kGroup ? "group" : "batch";
+                                      const CurveAxis& axis) {
   YAML::Node list = m.Child(key);
   if (!list.IsSequence() || list.size() == 0) {
     Fail("{}{}: expected a non-empty list of {{bytes, gbps}} points", m.Pos(key).Prefix(), key);
@@ -37,22 +42,16 @@ std::vector<BandwidthPoint> ReadCurve(MapReader& m, const std::string& file, std
   for (size_t i = 0; i < list.size(); ++i) {
     MapReader pt(list[i], file, fmt::format("{}[{}]", key, i));
     BandwidthPoint b{pt.U64("bytes"), pt.Num("gbps")};
-    uint64_t& x = AxisOf(b, axis);
-    if (pt.Has(axis_key)) {
-      x = pt.U64(axis_key);
-      if (axis == CurveAxis::kGroup && (x == 0 || x > 1024)) {
-        Fail("{}group: {} is not a GQA group size (1 to 1024 query heads per KV head)",
-             pt.Pos("group").Prefix(), x);
-      }
-      if (axis == CurveAxis::kBatch && (x == 0 || x > 65536)) {
-        Fail("{}batch: {} is not a batch size (1 to 65536 sequences)", pt.Pos("batch").Prefix(), x);
-      }
+    uint64_t& x = b.*axis.field;
+    if (pt.Has(axis.key)) {
+      x = pt.U64(axis.key);
+      if (x > axis.max) Fail("{}{}: {} is not {}", pt.Pos(axis.key).Prefix(), axis.key, x, axis.what);
     }
     pt.Finish();
-    const uint64_t last = curve.empty() ? 0 : AxisOf(curve.back(), axis);
+    const uint64_t last = curve.empty() ? 0 : curve.back().*axis.field;
     if (!curve.empty() && x < last) {
       Fail("{}{}: {} points must be in increasing order of {}, then bytes",
-           pt.Pos(axis_key).Prefix(), axis_key, key, axis_key);
+           pt.Pos(axis.key).Prefix(), axis.key, key, axis.key);
     }
     if (!curve.empty() && x == last && b.bytes <= curve.back().bytes) {
       Fail("{}bytes: {} points must be in increasing order of bytes", pt.Pos("bytes").Prefix(), key);
@@ -97,9 +96,9 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
     p.device = m.Str("device");
     p.machine = m.OptStr("machine").value_or("");
     p.read_ceiling_gbps = m.Num("read_ceiling_gbps");
-    p.curve = ReadCurve(m, file, "curve", CurveAxis::kGroup);
+    p.curve = ReadCurve(m, file, "curve", kGroupAxis);
     if (m.Has("weights_curve")) {
-      p.weights_curve = ReadCurve(m, file, "weights_curve", CurveAxis::kBatch);
+      p.weights_curve = ReadCurve(m, file, "weights_curve", kBatchAxis);
     }
     m.Finish();
     h.measured = p;

@@ -54,6 +54,8 @@ struct TimingOptions {
   std::function<void(const DecodeArgs&)> kernel;
   int repeats = 7;
   bool flush = true;  // flush the caches before each timed step (then warm on a kWarmTokens twin)
+  /// The clock steps are timed by, in seconds; empty = the wall clock.
+  std::function<double()> clock;
   uint64_t seed = 1;
   /// When set, called right before each timed step (before the flush) and
   /// its value kept in StepTiming::beside: the read ceiling measured beside
