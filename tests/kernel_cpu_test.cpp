@@ -171,6 +171,19 @@ TEST_CASE("cpu kernel: split-K across threads, long and uneven sequences") {
       for (SimdPath p : Paths()) Expect(c, {p, threads}, seed++);
     }
   }
+  // Paged with several KV heads: a stream per sequence, every head of a block
+  // before the next block, cut between threads at token-head counts that fall
+  // inside a token (3 heads, 2-7 threads) and inside a block.
+  for (int threads : {2, 3, 4, 7}) {
+    Case c;
+    c.dtype = kAllDtypes[static_cast<size_t>(threads) % 5];
+    c.shape = {3, 6, 3, 64};
+    c.lens = {301, 0, 45};
+    c.paged = true;
+    c.block_tokens = 16;
+    c.q_gain = 3.0f;
+    for (SimdPath p : Paths()) Expect(c, {p, threads}, seed++);
+  }
   // The automatic thread count on a long single sequence.
   Case c;
   c.shape = {1, 4, 4, 64};

@@ -3,7 +3,9 @@
 // Work split: the (sequence, KV head, token) space is laid out in the cache's
 // own order and cut into one contiguous range per thread, so each thread
 // streams its own stretch of memory start to end (split-K: a long sequence is
-// shared by all threads, a batch of short ones is dealt out whole). A thread
+// shared by all threads, a batch of short ones is dealt out whole). In a
+// paged cache that order is block by block, every KV head of a block before
+// the next block (the heads of a block are adjacent in memory). A thread
 // keeps an online-softmax state (running max m, sum l, unnormalised output)
 // per (sequence, KV head) it touches; a (sequence, KV head) cut between
 // threads is merged afterwards with log-sum-exp weights. GQA: each K/V row is
