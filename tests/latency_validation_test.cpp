@@ -86,8 +86,33 @@ TEST_CASE("latency model vs a measured decode step, within 2x") {
     CHECK(p.measured_attention_s < p.measured_s);
     CHECK(p.predicted_attention_s > 0);
     CHECK(p.predicted_attention_s < p.predicted_s);
+    // The ceiling was read beside the steps, and the steps restated at the
+    // profile's ceiling by that ratio.
+    CHECK(p.ceiling_gbps > 0.1);
+    CHECK(p.adjusted_measured_s > 0);
+    CHECK(p.adjusted_measured_s / p.measured_s > 0.2);
+    CHECK(p.adjusted_measured_s / p.measured_s < 5.0);
     if (kSanitized) continue;
     CHECK(p.predicted_s / p.measured_s > 0.5);
     CHECK(p.predicted_s / p.measured_s < 2.0);
+    CHECK(p.AdjustedError() > -0.5);
+    CHECK(p.AdjustedError() < 1.0);
   }
+}
+
+TEST_CASE("DriftProbe: reads the ceiling now and restates a time at its reference") {
+  DriftProbe probe(TimingMode{1});
+  CHECK(probe.reference() > 0.1);  // the median of 5 passes, GB/s
+  CHECK(probe.Read() > 0.1);
+  probe.set_reference(10.0);
+  // 2 s beside a ceiling of 5 GB/s: the machine ran at half the reference
+  // speed, so the same work at the reference takes 1 s.
+  CHECK(probe.AtReference(2.0, 5.0) == doctest::Approx(1.0));
+  CHECK(probe.AtReference(2.0, 20.0) == doctest::Approx(4.0));
+  ValidationPoint p;
+  p.predicted_s = 1.1;
+  p.measured_s = 2.0;
+  p.adjusted_measured_s = 1.0;
+  CHECK(p.Error() == doctest::Approx(-0.45));
+  CHECK(p.AdjustedError() == doctest::Approx(0.1));
 }

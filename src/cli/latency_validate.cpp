@@ -84,26 +84,39 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
     std::vector<demo::ValidationPoint> each;
     for (const auto& round : rounds) each.push_back(round[i]);
     std::sort(each.begin(), each.end(), [](const demo::ValidationPoint& a, const demo::ValidationPoint& b) {
-      return a.Error() < b.Error();
+      return a.AdjustedError() < b.AdjustedError();
     });
     pts.push_back(each[(each.size() - 1) / 2]);
   }
   if (tty) fmt::print(stderr, "\r\033[K");
-  std::vector<double> errs;
-  for (const auto& p : pts) errs.push_back(std::fabs(p.Error()));
+  // Judged on the errors with the machine's drift taken out (DriftProbe):
+  // the model predicts the machine as profiled, and a shared host's memory
+  // and cores run 10-25 % faster or slower from one minute to the next.
+  // The raw errors are shown beside them.
+  std::vector<double> errs, raw;
+  for (const auto& p : pts) {
+    errs.push_back(std::fabs(p.AdjustedError()));
+    raw.push_back(std::fabs(p.Error()));
+  }
   const double median = kernels::Median(errs);
   const double worst = *std::max_element(errs.begin(), errs.end());
+  const double raw_median = kernels::Median(raw);
+  const double raw_worst = *std::max_element(raw.begin(), raw.end());
   const bool pass = worst <= 0.10 && median <= 0.05;
   const std::string model = fmt::format(
       "synthetic Llama-shaped model: {} layers, hidden {}, {} query / {} KV heads x {}, MLP {}, "
       "vocab {}, fp16 weights and KV",
       m.layers, m.hidden, m.q_heads, m.kv_heads, m.head_dim, m.intermediate, m.vocab);
-  Table t({"context", "batch", "bytes/step", "measured ms", "predicted ms", "error",
-           "attention: measured ms", "predicted ms"});
+  Table t({"context", "batch", "bytes/step", "measured ms", "predicted ms", "raw error",
+           "ceiling GB/s", "at profile's ceiling ms", "error", "attention: measured ms",
+           "predicted ms"});
   for (const auto& p : pts) {
     t.AddRow({WithCommas(static_cast<uint64_t>(p.shape.context)), std::to_string(p.shape.batch),
               FormatGB(p.bytes), fmt::format("{:.2f}", p.measured_s * 1e3),
               fmt::format("{:.2f}", p.predicted_s * 1e3), fmt::format("{:+.1f}%", 100 * p.Error()),
+              fmt::format("{:.1f}", p.ceiling_gbps),
+              fmt::format("{:.2f}", p.adjusted_measured_s * 1e3),
+              fmt::format("{:+.1f}%", 100 * p.AdjustedError()),
               fmt::format("{:.2f}", p.measured_attention_s * 1e3),
               fmt::format("{:.2f}", p.predicted_attention_s * 1e3)});
   }
@@ -123,7 +136,10 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
         r.Set("bytes", p.bytes);
         r.Set("measured_ms", p.measured_s * 1e3);
         r.Set("predicted_ms", p.predicted_s * 1e3);
-        r.Set("error", p.Error());
+        r.Set("raw_error", p.Error());
+        r.Set("ceiling_beside_gbps", p.ceiling_gbps);
+        r.Set("measured_at_profile_ceiling_ms", p.adjusted_measured_s * 1e3);
+        r.Set("error", p.AdjustedError());
         r.Set("measured_attention_ms", p.measured_attention_s * 1e3);
         r.Set("predicted_attention_ms", p.predicted_attention_s * 1e3);
         rows.Push(std::move(r));
@@ -131,6 +147,8 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
       j.Set("points", std::move(rows));
       j.Set("median_abs_error", median);
       j.Set("max_abs_error", worst);
+      j.Set("raw_median_abs_error", raw_median);
+      j.Set("raw_max_abs_error", raw_worst);
       j.Set("pass", pass);
       Print(j.Dump() + "\n");
       break;
@@ -140,14 +158,19 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
       Print(fmt::format("{}\nprofile: {} ({}; read ceiling {:.1f} GB/s, curve of {} points)\n"
                         "Each step: weight GEMVs + decode attention over the real cache, caches "
                         "flushed first, median of {}, {}; each row is the median error of {} "
-                        "round(s).\n\n",
+                        "round(s).\nThe read ceiling is read again before every step (and every "
+                        "curve point), and each time also stated at the profile's ceiling\n(time x "
+                        "ceiling beside it / profile's ceiling), so the machine's drift since the "
+                        "profile does not count as the model's error.\n\n",
                         model, hw.origin, hw.measured->machine, hw.measured->read_ceiling_gbps,
                         hw.measured->curve.size(), o.repeats,
                         o.threads == 1 ? "one thread, its CPU time" : "all cores, wall time", o.rounds));
       Print(t.Text());
       Print(fmt::format("\nmedian |error| {:.1f}%, worst {:.1f}%: {} (target: all within 10%, "
-                        "median under 5%)\n",
-                        100 * median, 100 * worst, pass ? "PASS" : "FAIL"));
+                        "median under 5%); raw, without the drift taken out: median {:.1f}%, "
+                        "worst {:.1f}%\n",
+                        100 * median, 100 * worst, pass ? "PASS" : "FAIL", 100 * raw_median,
+                        100 * raw_worst));
       break;
   }
   return pass ? 0 : 1;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -190,6 +191,15 @@ ModelSpec SyntheticModelSpec(const SyntheticModel& m) {
   return s;
 }
 
+// A pass over at least the whole last-level cache (a streaming read of a
+// buffer no smaller than the cache finds none of it cached: each half evicts
+// the other), at least 256 MiB, at most 1 GiB: it runs beside every timing,
+// so it is kept short (256 MiB here, ~25 ms on one thread).
+DriftProbe::DriftProbe(TimingMode mode)
+    : meter_(std::clamp<uint64_t>(kernels::LastLevelCacheBytes(), 256 * kMiB, kGiB), mode.threads,
+             [mode] { return Now(mode); }),
+      reference_(meter_.Measure(5)) {}
+
 std::vector<ValidationPoint> ValidateDecodeModel(
     const SyntheticModel& m, const std::vector<ValidationShape>& shapes, const HardwareSpec& hw,
     int repeats, TimingMode mode, const std::function<void(const std::string&)>& progress) {
@@ -197,23 +207,29 @@ std::vector<ValidationPoint> ValidateDecodeModel(
   const CacheDtype& fp16 = FindCacheDtype("fp16");
   const ModelCost cost = ComputeModelCost(spec, fp16, FindWeightFormat("fp16"), 1);
   kernels::CacheFlusher flusher;
+  DriftProbe probe(mode);
+  if (hw.measured) probe.set_reference(hw.measured->read_ceiling_gbps);
   std::vector<ValidationPoint> out;
   for (const ValidationShape& s : shapes) {
     if (progress) progress(fmt::format("decode step: context {}, batch {}", s.context, s.batch));
     SyntheticDecoder dec(m, s, mode);
-    std::vector<double> times, attention;
+    std::vector<double> times, attention, ceilings, adjusted;
     volatile double sink = dec.Step();  // warm-up: page in, spin up the threads
     for (int r = 0; r < repeats; ++r) {
+      ceilings.push_back(probe.Read());
       flusher.Flush();
       const double t0 = Now(mode);
       sink = sink + dec.Step();
       times.push_back(Now(mode) - t0);
       attention.push_back(dec.AttentionSeconds());
+      adjusted.push_back(probe.AtReference(times.back(), ceilings.back()));
     }
     ValidationPoint p;
     p.shape = s;
     p.measured_s = kernels::Median(times);
     p.measured_attention_s = kernels::Median(attention);
+    p.ceiling_gbps = kernels::Median(ceilings);
+    p.adjusted_measured_s = kernels::Median(adjusted);
     const StepEstimate e = EstimateDecodeStep(cost, hw, static_cast<uint64_t>(s.context),
                                               static_cast<uint64_t>(s.batch));
     p.predicted_s = e.seconds;
@@ -224,7 +240,8 @@ std::vector<ValidationPoint> ValidateDecodeModel(
   return out;
 }
 
-std::vector<BandwidthPoint> MeasureWeightsCurve(TimingMode mode, uint64_t max_bytes) {
+std::vector<BandwidthPoint> MeasureWeightsCurve(TimingMode mode, uint64_t max_bytes,
+                                                DriftProbe* probe) {
   constexpr int64_t kCols = 2048;
   std::vector<BandwidthPoint> curve;
   kernels::CacheFlusher flusher;
@@ -240,6 +257,7 @@ std::vector<BandwidthPoint> MeasureWeightsCurve(TimingMode mode, uint64_t max_by
       GemvF16(Half(w), rows, kCols, x.data(), batch, y.data(), mode.threads);  // warm-up
       std::vector<double> times;
       for (int r = 0; r < 7; ++r) {
+        const double ceiling = probe != nullptr ? probe->Read() : 0;
         flusher.Flush();
         // Warm the GEMV's code and threads on the small separate matrix, as
         // the bench warms the attention kernel (kernels::kWarmTokens).
@@ -247,6 +265,7 @@ std::vector<BandwidthPoint> MeasureWeightsCurve(TimingMode mode, uint64_t max_by
         const double t0 = Now(mode);
         GemvF16(Half(w), rows, kCols, x.data(), batch, y.data(), mode.threads);
         times.push_back(Now(mode) - t0);
+        if (probe != nullptr) times.back() = probe->AtReference(times.back(), ceiling);
       }
       BandwidthPoint p{bytes, static_cast<double>(bytes) / kernels::Median(times) / 1e9};
       p.batch = static_cast<uint64_t>(batch);
@@ -266,13 +285,12 @@ HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts,
   h.origin = mode.SingleThreadCpuClock() ? "measured now (1 thread, CPU time)"
                                          : "measured now (all threads, wall time)";
   h.source = "kvplan latency --validate: measured before the validation";
-  const uint64_t llc = kernels::LastLevelCacheBytes();
   if (progress) progress("measuring the read ceiling");
   MeasuredProfile p;
   p.device = "cpu";
   p.machine = h.display_name;
-  p.read_ceiling_gbps =
-      kernels::MeasureReadCeilingGbps(std::max<uint64_t>(256 * kMiB, 8 * llc), mode.threads, 5);
+  DriftProbe probe(mode);
+  p.read_ceiling_gbps = probe.reference();
   const kernels::SimdPath simd = kernels::ResolveSimd(kernels::SimdPath::kAuto, 128);
   const double fma = kernels::MeasureFmaPeakFlops(simd, mode.threads);
   for (const char* t : {"fp32", "fp16", "bf16"}) h.flops[t] = fma;
@@ -287,8 +305,14 @@ HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts,
       kernels::TimingOptions topt;
       topt.cpu.threads = mode.threads;
       if (mode.SingleThreadCpuClock()) topt.clock = [mode] { return Now(mode); };
+      topt.beside = [&probe] { return probe.Read(); };
       const kernels::StepTiming t = kernels::TimeDecodeStep(shape, topt);
-      p.curve.push_back({t.bytes_read, static_cast<double>(t.bytes_read) / t.seconds / 1e9,
+      std::vector<double> at_reference;
+      for (size_t i = 0; i < t.samples.size(); ++i) {
+        at_reference.push_back(probe.AtReference(t.samples[i], t.beside[i]));
+      }
+      p.curve.push_back({t.bytes_read,
+                         static_cast<double>(t.bytes_read) / kernels::Median(at_reference) / 1e9,
                          static_cast<uint64_t>(group)});
     }
   }
@@ -296,7 +320,7 @@ HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts,
     return a.group != b.group ? a.group < b.group : a.bytes < b.bytes;
   });
   if (progress) progress("weights curve: fp16 GEMV, batch 1, 2 and 4");
-  p.weights_curve = MeasureWeightsCurve(mode);
+  p.weights_curve = MeasureWeightsCurve(mode, UINT64_MAX, &probe);
   h.measured = p;
   return h;
 }

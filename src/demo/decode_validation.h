@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/bench/ceilings.h"
 #include "spec/hardware_spec.h"
 #include "spec/model_spec.h"
 
@@ -42,7 +43,14 @@ struct ValidationPoint {
   double measured_attention_s = 0;   // median time of the step spent in decode attention
   double predicted_attention_s = 0;  // the model's attention phase
   uint64_t bytes = 0;      // weights + KV the model says a step reads
+  /// The read ceiling measured right before each timed step (median), and
+  /// the steps' time at the profile's ceiling: the median over the steps of
+  /// time x (ceiling beside it / the profile's read ceiling). See DriftProbe.
+  double ceiling_gbps = 0;
+  double adjusted_measured_s = 0;
   double Error() const { return predicted_s / measured_s - 1.0; }
+  /// The model's error with the machine's drift since the profile taken out.
+  double AdjustedError() const { return predicted_s / adjusted_measured_s - 1.0; }
 };
 
 /// How steps are run and timed. threads 0: all cores (OpenMP's default),
@@ -54,8 +62,36 @@ struct TimingMode {
   bool SingleThreadCpuClock() const { return threads == 1; }
 };
 
+/// The read ceiling, read again beside each timing: one pass over a buffer
+/// the size of the last-level cache (256 MiB to 1 GiB) on the mode's
+/// threads and clock. On a shared machine the speed of memory and cores drifts from one
+/// minute to the next (the ceiling moved 10-26 GB/s within one bench run
+/// here), so a time measured beside a ceiling c is also stated at the
+/// reference ceiling: t x c / reference. Times stated that way on both
+/// sides of a comparison (the curve and the steps) compare as if measured
+/// at the same moment; the reference itself cancels out.
+class DriftProbe {
+ public:
+  /// The reference is the median of 5 passes now.
+  explicit DriftProbe(TimingMode mode);
+  double reference() const { return reference_; }
+  void set_reference(double gbps) { reference_ = gbps; }
+  /// One pass now, GB/s.
+  double Read() { return meter_.MeasureOnce(); }
+  /// A time of `seconds` measured beside a read of `ceiling_gbps`, at the reference.
+  double AtReference(double seconds, double ceiling_gbps) const {
+    return seconds * ceiling_gbps / reference_;
+  }
+
+ private:
+  kernels::ReadCeilingMeter meter_;
+  double reference_ = 0;
+};
+
 /// Times `repeats` decode steps (median, caches flushed before each) of `m`
-/// at each shape, and predicts each with the latency model on `hw`.
+/// at each shape, and predicts each with the latency model on `hw`. The
+/// ceiling is read before each step and the steps also stated at `hw`'s
+/// read ceiling (ValidationPoint::adjusted_measured_s).
 /// `progress` (may be empty) is told what runs.
 std::vector<ValidationPoint> ValidateDecodeModel(
     const SyntheticModel& m, const std::vector<ValidationShape>& shapes, const HardwareSpec& hw,
@@ -65,13 +101,16 @@ std::vector<ValidationPoint> ValidateDecodeModel(
 /// columns and 2, 8, 32 and 128 MiB (capped at `max_bytes`), at batch 1, 2
 /// and 4 (one matrix read for 1, 2 or 4 vectors: a batch-4 GEMV ran 5-20 %
 /// slower per byte than batch 1 here), caches flushed, median of 7 (the
-/// profile's weights_curve).
-std::vector<BandwidthPoint> MeasureWeightsCurve(TimingMode mode, uint64_t max_bytes = UINT64_MAX);
+/// profile's weights_curve). With a `probe`, the ceiling is read before each
+/// timing and every point is stated at the probe's reference.
+std::vector<BandwidthPoint> MeasureWeightsCurve(TimingMode mode, uint64_t max_bytes = UINT64_MAX,
+                                                DriftProbe* probe = nullptr);
 
 /// A profile measured now, in `mode`: the read ceiling, the bench's
 /// bandwidth curve shapes (fp16 attention, 8 KV heads x 128, batch 1, at
 /// each of `curve_contexts` for each GQA group in `groups`; caches flushed,
-/// median of 7) and the weights curve, as `kvplan bench --save` writes it.
+/// median of 7) and the weights curve, as `kvplan bench --save` writes it,
+/// every point stated at the read ceiling measured first (DriftProbe).
 HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts,
                                const std::vector<int64_t>& groups, TimingMode mode,
                                const std::function<void(const std::string&)>& progress);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <utility>
 
 namespace kvplan::kernels {
 
@@ -90,8 +91,10 @@ std::string MachineDescription() {
   return model + ", " + std::to_string(cpus) + (cpus == 1 ? " core" : " cores");
 }
 
-ReadCeilingMeter::ReadCeilingMeter(uint64_t bytes, int threads)
-    : buffer_(bytes / sizeof(uint64_t) * sizeof(uint64_t)), threads_(Threads(threads)) {
+ReadCeilingMeter::ReadCeilingMeter(uint64_t bytes, int threads, std::function<double()> clock)
+    : buffer_(bytes / sizeof(uint64_t) * sizeof(uint64_t)),
+      threads_(Threads(threads)),
+      clock_(clock ? std::move(clock) : std::function<double()>(Now)) {
   const uint64_t words = buffer_.size() / sizeof(uint64_t);
   auto* p = static_cast<uint64_t*>(buffer_.data());
 #pragma omp parallel for num_threads(threads_) schedule(static)
@@ -103,7 +106,7 @@ double ReadCeilingMeter::MeasureOnce() {
   const auto* p = static_cast<const uint64_t*>(buffer_.data());
   const bool avx2 = CpuHasAvx2();
   uint64_t total = 0;
-  const double t0 = Now();
+  const double t0 = clock_();
 #pragma omp parallel num_threads(threads_) reduction(+ : total)
   {
     const uint64_t i = static_cast<uint64_t>(omp_get_thread_num());
@@ -111,7 +114,7 @@ double ReadCeilingMeter::MeasureOnce() {
     const uint64_t lo = words * i / n, hi = words * (i + 1) / n;
     total += avx2 ? detail::SumSliceAvx2(p + lo, hi - lo) : SumSlice(p + lo, hi - lo);
   }
-  const double dt = Now() - t0;
+  const double dt = clock_() - t0;
   sink_ = sink_ + total;
   return static_cast<double>(words * sizeof(uint64_t)) / dt / 1e9;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,9 @@ double MeasureReadCeilingGbps(uint64_t bytes, int threads, int repeats);
 /// sides were measured in the same minute.
 class ReadCeilingMeter {
  public:
-  ReadCeilingMeter(uint64_t bytes, int threads);
+  /// `clock`: seconds by which a pass is timed (empty: the wall clock; one
+  /// thread's CPU clock pairs it with steps timed on that clock).
+  ReadCeilingMeter(uint64_t bytes, int threads, std::function<double()> clock = {});
   /// Median GB/s of `repeats` passes (after one warm-up pass).
   double Measure(int repeats);
   /// GB/s of one pass, no warm-up (for a measurement beside each timed step).
@@ -45,6 +48,7 @@ class ReadCeilingMeter {
  private:
   AlignedBuffer buffer_;
   int threads_;
+  std::function<double()> clock_;
   volatile uint64_t sink_ = 0;
 };
 
