@@ -296,7 +296,8 @@ void Run(const BenchOptions& o) {
   // is compared with the ceiling read just before it.
   topt.beside = [&meter] { return meter.MeasureOnce(); };
 
-  std::map<std::pair<int64_t, uint64_t>, double> curve;  // (group, bytes) -> GB/s
+  // (group, bytes) -> the step's median ratio to the ceiling read beside it
+  std::map<std::pair<int64_t, uint64_t>, double> curve;
   for (size_t i = 0; i < shapes.size(); ++i) {
     Progress(fmt::format("[{}/{}] {} ({}): validating, then timing", i + 1, shapes.size(),
                          shapes[i].Label(), FormatGiB(shapes[i].CacheBytes())));
@@ -308,7 +309,8 @@ void Run(const BenchOptions& o) {
       run.results.back().concat_seconds = kernels::TimeConcatStep(shapes[i], topt);
     }
     if (kernels::IsCurveShape(shapes[i])) {
-      curve[{shapes[i].group, run.results.back().timing.bytes_read}] = run.results.back().gbps;
+      curve[{shapes[i].group, run.results.back().timing.bytes_read}] =
+          run.results.back().fraction_of_read_ceiling;
     }
   }
   Progress("");
@@ -316,14 +318,21 @@ void Run(const BenchOptions& o) {
   run.ceiling_min = *std::min_element(ceilings.begin(), ceilings.end());
   run.ceiling_max = *std::max_element(ceilings.begin(), ceilings.end());
   run.ceiling_count = ceilings.size();
-  for (const auto& [key, gbps] : curve) {
-    run.curve.push_back({key.second, gbps, static_cast<uint64_t>(key.first)});
+  // The curve is stated at the run's median ceiling: each point's ratio to
+  // the ceiling read beside its steps, times that median. A point measured
+  // while the shared machine ran slow then does not read as a slow machine
+  // (the raw GB/s are the table's).
+  for (const auto& [key, fraction] : curve) {
+    run.curve.push_back({key.second, fraction * run.ceilings.read_gbps, static_cast<uint64_t>(key.first)});
   }
   if (!o.save.empty()) {
     // The weights of a decode step are streamed by a GEMV, not by this
     // kernel; the latency model reads them at this curve (docs/latency.md).
+    // Stated at the same median ceiling, by a ceiling read beside each GEMV.
     Progress("measuring the weights curve (fp16 GEMV, batch 1, 2 and 4)");
-    run.weights_curve = demo::MeasureWeightsCurve({o.threads}, max_cache);
+    demo::DriftProbe probe({o.threads}, run.ceilings.read_buffer_bytes);
+    probe.set_reference(run.ceilings.read_gbps);
+    run.weights_curve = demo::MeasureWeightsCurve({o.threads}, max_cache, &probe);
     Progress("");
     SaveProfile(run, o.save, o.force);
   }

@@ -195,9 +195,10 @@ ModelSpec SyntheticModelSpec(const SyntheticModel& m) {
 // buffer no smaller than the cache finds none of it cached: each half evicts
 // the other), at least 256 MiB, at most 1 GiB: it runs beside every timing,
 // so it is kept short (256 MiB here, ~25 ms on one thread).
-DriftProbe::DriftProbe(TimingMode mode)
-    : meter_(std::clamp<uint64_t>(kernels::LastLevelCacheBytes(), 256 * kMiB, kGiB), mode.threads,
-             [mode] { return Now(mode); }),
+DriftProbe::DriftProbe(TimingMode mode, uint64_t bytes)
+    : meter_(bytes > 0 ? bytes
+                       : std::clamp<uint64_t>(kernels::LastLevelCacheBytes(), 256 * kMiB, kGiB),
+             mode.threads, [mode] { return Now(mode); }),
       reference_(meter_.Measure(5)) {}
 
 std::vector<ValidationPoint> ValidateDecodeModel(

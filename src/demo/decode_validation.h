@@ -72,8 +72,9 @@ struct TimingMode {
 /// at the same moment; the reference itself cancels out.
 class DriftProbe {
  public:
-  /// The reference is the median of 5 passes now.
-  explicit DriftProbe(TimingMode mode);
+  /// The reference is the median of 5 passes now. bytes: the buffer (0:
+  /// the last-level cache's size, 256 MiB to 1 GiB).
+  explicit DriftProbe(TimingMode mode, uint64_t bytes = 0);
   double reference() const { return reference_; }
   void set_reference(double gbps) { reference_ = gbps; }
   /// One pass now, GB/s.
