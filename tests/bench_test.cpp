@@ -118,13 +118,13 @@ TEST_CASE("kvplan bench: json keys, a profile that reads back, --force") {
   CHECK(h.measured->curve[0].gbps > 0);
   // The point is stated at the run's median ceiling: the shape's median
   // ratio to the ceiling beside its steps, times the run's ceiling.
-  const auto number_after = [&](const std::string& key, size_t from) {
-    const size_t at = r.out.find("\"" + key + "\": ", from);
+  const auto first_number = [&](const std::string& key) {
+    const size_t at = r.out.find("\"" + key + "\": ");
     REQUIRE(at != std::string::npos);
     return std::stod(r.out.substr(at + key.size() + 4));
   };
-  const double fraction = number_after("fraction_of_read_ceiling", 0);
-  const double run_ceiling = number_after("read_ceiling_gbps", 0);  // the run's, printed first
+  const double fraction = first_number("fraction_of_read_ceiling");
+  const double run_ceiling = first_number("read_ceiling_gbps");  // the run's, printed first
   CHECK(h.measured->read_ceiling_gbps == doctest::Approx(run_ceiling).epsilon(1e-6));
   CHECK(h.measured->curve[0].gbps == doctest::Approx(fraction * run_ceiling).epsilon(1e-6));
   CHECK(h.PeakFlops("fp32") > 0);

@@ -323,7 +323,8 @@ void Run(const BenchOptions& o) {
   // while the shared machine ran slow then does not read as a slow machine
   // (the raw GB/s are the table's).
   for (const auto& [key, fraction] : curve) {
-    run.curve.push_back({key.second, fraction * run.ceilings.read_gbps, static_cast<uint64_t>(key.first)});
+    run.curve.push_back(
+        {key.second, fraction * run.ceilings.read_gbps, static_cast<uint64_t>(key.first)});
   }
   if (!o.save.empty()) {
     // The weights of a decode step are streamed by a GEMV, not by this

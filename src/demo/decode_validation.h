@@ -64,12 +64,12 @@ struct TimingMode {
 
 /// The read ceiling, read again beside each timing: one pass over a buffer
 /// the size of the last-level cache (256 MiB to 1 GiB) on the mode's
-/// threads and clock. On a shared machine the speed of memory and cores drifts from one
-/// minute to the next (the ceiling moved 10-26 GB/s within one bench run
-/// here), so a time measured beside a ceiling c is also stated at the
-/// reference ceiling: t x c / reference. Times stated that way on both
-/// sides of a comparison (the curve and the steps) compare as if measured
-/// at the same moment; the reference itself cancels out.
+/// threads and clock. On a shared machine the speed of memory and cores
+/// drifts from one minute to the next (the ceiling moved 10-26 GB/s within
+/// one bench run here), so a time measured beside a ceiling c is also
+/// stated at the reference ceiling: t x c / reference. Times stated that
+/// way on both sides of a comparison (the curve and the steps) compare as
+/// if measured at the same moment; the reference itself cancels out.
 class DriftProbe {
  public:
   /// The reference is the median of 5 passes now. bytes: the buffer (0:
