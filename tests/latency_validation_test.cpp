@@ -104,11 +104,12 @@ TEST_CASE("DriftProbe: reads the ceiling now and restates a time at its referenc
   DriftProbe probe(TimingMode{1});
   CHECK(probe.reference() > 0.1);  // the median of 5 passes, GB/s
   CHECK(probe.Read() > 0.1);
-  probe.set_reference(10.0);
+  const DriftProbe at10(TimingMode{1}, 0, 10.0);  // a given reference, nothing measured for it
+  CHECK(at10.reference() == 10.0);
   // 2 s beside a ceiling of 5 GB/s: the machine ran at half the reference
   // speed, so the same work at the reference takes 1 s.
-  CHECK(probe.AtReference(2.0, 5.0) == doctest::Approx(1.0));
-  CHECK(probe.AtReference(2.0, 20.0) == doctest::Approx(4.0));
+  CHECK(at10.AtReference(2.0, 5.0) == doctest::Approx(1.0));
+  CHECK(at10.AtReference(2.0, 20.0) == doctest::Approx(4.0));
   ValidationPoint p;
   p.predicted_s = 1.1;
   p.measured_s = 2.0;

@@ -331,8 +331,7 @@ void Run(const BenchOptions& o) {
     // kernel; the latency model reads them at this curve (docs/latency.md).
     // Stated at the same median ceiling, by a ceiling read beside each GEMV.
     Progress("measuring the weights curve (fp16 GEMV, batch 1, 2 and 4)");
-    demo::DriftProbe probe({o.threads}, run.ceilings.read_buffer_bytes);
-    probe.set_reference(run.ceilings.read_gbps);
+    demo::DriftProbe probe({o.threads}, run.ceilings.read_buffer_bytes, run.ceilings.read_gbps);
     run.weights_curve = demo::MeasureWeightsCurve({o.threads}, max_cache, &probe);
     Progress("");
     SaveProfile(run, o.save, o.force);

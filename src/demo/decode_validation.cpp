@@ -195,11 +195,11 @@ ModelSpec SyntheticModelSpec(const SyntheticModel& m) {
 // buffer no smaller than the cache finds none of it cached: each half evicts
 // the other), at least 256 MiB, at most 1 GiB: it runs beside every timing,
 // so it is kept short (256 MiB here, ~25 ms on one thread).
-DriftProbe::DriftProbe(TimingMode mode, uint64_t bytes)
+DriftProbe::DriftProbe(TimingMode mode, uint64_t bytes, double reference)
     : meter_(bytes > 0 ? bytes
                        : std::clamp<uint64_t>(kernels::LastLevelCacheBytes(), 256 * kMiB, kGiB),
              mode.threads, [mode] { return Now(mode); }),
-      reference_(meter_.Measure(5)) {}
+      reference_(reference > 0 ? reference : meter_.Measure(5)) {}
 
 std::vector<ValidationPoint> ValidateDecodeModel(
     const SyntheticModel& m, const std::vector<ValidationShape>& shapes, const HardwareSpec& hw,
@@ -208,8 +208,7 @@ std::vector<ValidationPoint> ValidateDecodeModel(
   const CacheDtype& fp16 = FindCacheDtype("fp16");
   const ModelCost cost = ComputeModelCost(spec, fp16, FindWeightFormat("fp16"), 1);
   kernels::CacheFlusher flusher;
-  DriftProbe probe(mode);
-  if (hw.measured) probe.set_reference(hw.measured->read_ceiling_gbps);
+  DriftProbe probe(mode, 0, hw.measured ? hw.measured->read_ceiling_gbps : 0);
   std::vector<ValidationPoint> out;
   for (const ValidationShape& s : shapes) {
     if (progress) progress(fmt::format("decode step: context {}, batch {}", s.context, s.batch));

@@ -72,11 +72,10 @@ struct TimingMode {
 /// if measured at the same moment; the reference itself cancels out.
 class DriftProbe {
  public:
-  /// The reference is the median of 5 passes now. bytes: the buffer (0:
-  /// the last-level cache's size, 256 MiB to 1 GiB).
-  explicit DriftProbe(TimingMode mode, uint64_t bytes = 0);
+  /// bytes: the buffer (0: the last-level cache's size, 256 MiB to 1 GiB).
+  /// reference: GB/s times are stated at (0: the median of 5 passes now).
+  explicit DriftProbe(TimingMode mode, uint64_t bytes = 0, double reference = 0);
   double reference() const { return reference_; }
-  void set_reference(double gbps) { reference_ = gbps; }
   /// One pass now, GB/s.
   double Read() { return meter_.MeasureOnce(); }
   /// A time of `seconds` measured beside a read of `ceiling_gbps`, at the reference.
