@@ -103,6 +103,20 @@ TEST_CASE("size: bad input exits 2 with one line") {
              "the commands");
 }
 
+TEST_CASE("size: past the model's max_context it answers, with a note on stderr") {
+  CliResult r = RunKvplan("size llama-3.1-8b -c 1M --format json");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("\"bytes_total\": 137438953472") != std::string::npos);  // 128 KiB x 1Mi
+  CHECK(r.err ==
+        "kvplan: note: 1,048,576 tokens is beyond llama-3.1-8b's max_context of 131,072; the "
+        "figures extrapolate\n");
+  CliResult at = RunKvplan("size llama-3.1-8b -c 128K");
+  CHECK(at.exit_code == 0);
+  CHECK(at.err == "");
+  // An empty value is an error, not the default.
+  CheckError("size llama-3.1-8b -c ''", "kvplan: error: --context: empty value");
+}
+
 TEST_CASE("size: bad spec files name file:line:col and field") {
   std::string dir = TempDir();
   std::string good = ReadFile(SourcePath("models/llama-3.1-8b.yaml"));

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/latency_validate.h"
@@ -24,7 +25,7 @@ struct LatencyOptions {
   std::string model;
   std::string gpu;
   std::string profile;
-  std::string context = "4096";
+  std::optional<std::string> context;  // default: 4096, or the model's max_context if shorter
   std::string batch = "1";
   std::string prompt;  // default: the context
   std::string dtype = "auto";
@@ -239,12 +240,24 @@ Setup Prepare(const LatencyOptions& o) {
     s.hw = LoadHardware(o.profile);
     if (!s.hw.measured) Fail("--profile {}: has no measured: section (write one with kvplan bench --save)", o.profile);
   }
-  s.context = ParseTokens(o.context, "--context");
+  const uint64_t max = s.model.max_context;
+  s.context = o.context ? ParseTokens(*o.context, "--context")
+                        : (max > 0 ? std::min<uint64_t>(4096, max) : 4096);
   if (s.context == 0) Fail("--context: must be at least 1 token");
+  // As vLLM refuses a max_model_len past the model's limit: a latency there
+  // would be a figure for a request no server takes.
+  if (max > 0 && s.context > max) {
+    Fail("--context {}: more than {}'s max_context of {}", WithCommas(s.context), s.model.name,
+         WithCommas(max));
+  }
   s.batch = ParseTokens(o.batch, "--batch");
   if (s.batch == 0) Fail("--batch: must be at least 1");
   s.prompt = o.prompt.empty() ? s.context : ParseTokens(o.prompt, "--prompt");
   if (s.prompt == 0) Fail("--prompt: must be at least 1 token");
+  if (max > 0 && s.prompt > max) {
+    Fail("--prompt {}: more than {}'s max_context of {}", WithCommas(s.prompt), s.model.name,
+         WithCommas(max));
+  }
   const CacheDtype& dtype = ResolveCacheDtype(s.model, o.dtype);
   s.kv_dtype = dtype.name;
   CheckKvConfig(s.model, dtype, o.tp);
@@ -282,8 +295,8 @@ void SetupLatencyCommand(CLI::App& app, int& exit_code) {
                   "A profile from `kvplan bench --save`: its measured bandwidth curve replaces "
                   "datasheet x efficiency");
   sub->add_option("-c,--context,--max-model-len", o->context,
-                  "Tokens in each sequence's cache during decode (4096, 4k = 4000, 4K = 4096)")
-      ->capture_default_str();
+                  "Tokens in each sequence's cache during decode (4096, 4k = 4000, 4K = 4096; "
+                  "default: 4096, or the model's max_context if shorter)");
   sub->add_option("-b,--batch", o->batch, "Sequences decoded together")->capture_default_str();
   sub->add_option("--prompt", o->prompt, "Prompt tokens for TTFT (default: the context)");
   sub->add_option("--kv-cache-dtype", o->dtype, "auto (= weights), fp16, bf16, fp8, int8, ...")

@@ -2,6 +2,8 @@
 // and per tensor-parallel rank, with --explain for the derivation.
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "cli/commands.h"
 #include "plan/kv.h"
 #include "report/explain.h"
@@ -16,7 +18,7 @@ namespace {
 
 struct SizeOptions {
   std::string model;
-  std::string context = "";  // default: the model's max context
+  std::optional<std::string> context;  // default: the model's max context
   std::string batch = "1";
   std::string dtype = "auto";
   uint64_t tp = 1;
@@ -148,7 +150,7 @@ std::string ToCsv(const ModelSpec& m, const KvCost& cost, uint64_t n, uint64_t b
 
 void Run(const SizeOptions& o) {
   ModelSpec m = LoadModel(o.model);
-  uint64_t n = o.context.empty() ? m.max_context : ParseTokens(o.context, "--context");
+  const uint64_t n = o.context ? ParseTokens(*o.context, "--context") : m.max_context;
   uint64_t batch = ParseTokens(o.batch, "--batch");
   if (batch == 0) Fail("--batch: must be at least 1");
   const CacheDtype& dtype = ResolveCacheDtype(m, o.dtype);
@@ -159,6 +161,12 @@ void Run(const SizeOptions& o) {
   // Compute every figure once up front so overflow is reported before output.
   cost.TotalBytes(n, batch);
   CheckedMul(rank.TotalBytes(n, batch), rank.tp);
+  if (m.max_context > 0 && n > m.max_context) {
+    // A fair question (what would a longer context cost?), so answered, but
+    // not silently: no engine serves it without overriding the model's limit.
+    fmt::print(stderr, "kvplan: note: {} tokens is beyond {}'s max_context of {}; the figures "
+                       "extrapolate\n", WithCommas(n), m.name, WithCommas(m.max_context));
+  }
   switch (ToFormat(o.format)) {
     case Format::kJson: Print(ToJson(m, cost, rank, n, batch).Dump() + "\n"); break;
     case Format::kCsv: Print(ToCsv(m, cost, n, batch)); break;
