@@ -82,7 +82,7 @@ TEST_CASE("request mix: every malformed input names file:line") {
         "m.jsonl:1:42: text after the JSON object");
   CHECK(err("[1, 2]", "m.jsonl") == "m.jsonl:1:1: malformed JSON: expected '{', found '['");
   CHECK_THROWS_WITH(LoadRequestMix("/nonexistent/mix.csv"),
-                    "/nonexistent/mix.csv: cannot open the request mix file");
+                    "/nonexistent/mix.csv: cannot open the request mix file: No such file or directory");
 }
 
 TEST_CASE("distribution specs: parsed strictly") {

@@ -1,7 +1,9 @@
 #include "spec/request_mix_reader.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -344,7 +346,7 @@ RequestMix LoadRequestMix(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) Fail("{}: is a directory, not a file", path);
   std::ifstream in(path, std::ios::binary);
-  if (!in) Fail("{}: cannot open the request mix file", path);
+  if (!in) Fail("{}: cannot open the request mix file: {}", path, std::strerror(errno));
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
   if (size < 0) Fail("{}: cannot read the request mix file", path);
