@@ -150,3 +150,44 @@ TEST_CASE("capacity: data parallel replicas multiply the cluster totals") {
   const std::string cluster = two.out.substr(two.out.find("\"cluster\""));
   CHECK(field(cluster, "max_tokens") == 4 * field(one.out, "max_tokens"));
 }
+
+TEST_CASE("capacity, tradeoff and compare read the deployment flags the same way") {
+  // One parser (cli/deploy_flags): a flag means the same, and is refused
+  // with the same words, in every command that sizes a deployment (compare
+  // names the column it was building).
+  struct Cmd {
+    const char* args;
+    const char* prefix;
+  };
+  for (const Cmd& c : {Cmd{"capacity", ""}, Cmd{"tradeoff", ""},
+                       Cmd{"compare --vary kv-cache-dtype=fp16,fp8", "--vary kv-cache-dtype=fp16: "}}) {
+    CAPTURE(c.args);
+    const std::string base = std::string(c.args) + " llama-3.1-8b --gpu h100-sxm";
+    const std::string p = c.prefix;
+    ExpectError(base + " --engine sglang --gpu-memory-utilization 0.9",
+                p + "--gpu-memory-utilization is vllm's flag, not sglang's (use "
+                    "--mem-fraction-static or --engine vllm)");
+    ExpectError(base + " --max-num-seqs 4q",
+                p + "--max-num-seqs: '4q' has an unknown suffix 'q' (use k/m/g = 1000s, K/M/G = "
+                    "1024s)");
+    ExpectError(base + " --max-total-tokens 1000",
+                p + "--max-total-tokens is SGLang's flag (use --kv-cache-memory-bytes, or "
+                    "--engine sglang)");
+  }
+  // --quant-group-size reaches the weights wherever it is given: int4 in
+  // groups of 32 carries more scales than in groups of 64, so the vLLM
+  // budget left for the cache is smaller, and by the same bytes everywhere.
+  auto budget = [](const std::string& args) {
+    auto r = RunKvplan(args + " --format json");
+    REQUIRE(r.exit_code == 0);
+    const std::string key = "\"kv_budget_bytes\": ";
+    const size_t at = r.out.find(key);
+    REQUIRE(at != std::string::npos);
+    return std::stoull(r.out.substr(at + key.size()));
+  };
+  const std::string tail = " llama-3.1-8b --gpu h100-sxm --weight-dtype int4 --quant-group-size ";
+  const uint64_t cap32 = budget("capacity" + tail + "32"), cap64 = budget("capacity" + tail + "64");
+  CHECK(cap32 < cap64);
+  CHECK(budget("tradeoff" + tail + "32") == cap32);
+  CHECK(budget("tradeoff" + tail + "64") == cap64);
+}

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/deploy_flags.h"
 #include "plan/capacity.h"
 #include "report/json.h"
 #include "report/table.h"
@@ -19,20 +20,15 @@ namespace {
 
 struct CapacityOptions {
   std::string model;
-  std::string gpu;
-  std::string engine = "vllm";
-  std::optional<double> gpu_memory_utilization, mem_fraction_static, free_gpu_memory_fraction;
-  std::string max_model_len, ctx_size, max_num_seqs, max_num_batched_tokens, max_total_tokens;
-  std::string ubatch;
+  DeployFlags deploy;  // the flags every deployment command shares
+  // llama.cpp's own, and the multi-GPU/multi-node layout.
+  std::string ctx_size, ubatch;
   uint64_t n_parallel = 0;
-  uint64_t block_size = 0;
-  std::string kv_cache_dtype = "auto";
-  std::string weight_dtype;
-  uint64_t quant_group_size = 128;
-  uint64_t tp = 1, pp = 1, dp = 1, nodes = 1, gpus_per_node = 0;
-  std::string kv_cache_memory_bytes, max_gpu_total_bytes, reserve;
-  bool enforce_eager = false, enable_prefix_caching = false, swa_full = false;
+  bool swa_full = false;
+  uint64_t dp = 1, nodes = 1, gpus_per_node = 0;
+  std::string max_gpu_total_bytes;
   uint64_t cuda_graph_max_bs = 0;
+  bool enable_prefix_caching = false;
   std::string concurrency;
   std::string format = "text";
 };
@@ -42,55 +38,22 @@ uint64_t OptTokens(const std::string& s, const char* flag) {
 }
 
 EngineConfig ToConfig(const CapacityOptions& o) {
-  EngineConfig c;
-  c.engine = ParseEngine(o.engine);
-  struct FractionFlag { const std::optional<double>& value; Engine engine; const char* flag; };
-  for (const FractionFlag& f : {FractionFlag{o.gpu_memory_utilization, Engine::kVllm, "--gpu-memory-utilization"},
-                                FractionFlag{o.mem_fraction_static, Engine::kSglang, "--mem-fraction-static"},
-                                FractionFlag{o.free_gpu_memory_fraction, Engine::kTrtllm, "--free-gpu-memory-fraction"}}) {
-    if (!f.value) continue;
-    if (f.engine != c.engine) {
-      Fail("{} is {}'s flag, not {}'s (use {} or --engine {})", f.flag, EngineName(f.engine),
-           EngineName(c.engine), MemoryFractionFlag(c.engine), EngineName(f.engine));
-    }
-    if (!(*f.value > 0 && *f.value <= 1)) Fail("{} must be in (0, 1], got {}", f.flag, *f.value);
-    c.memory_fraction = *f.value;
-  }
-  c.max_model_len = OptTokens(o.max_model_len, "--max-model-len");
-  if (!o.max_model_len.empty() && c.max_model_len == 0) Fail("--max-model-len: must be at least 1 token");
+  EngineConfig c = ToEngineConfig(o.deploy);
   c.n_ctx = OptTokens(o.ctx_size, "--ctx-size");
   if (!o.ctx_size.empty() && c.engine != Engine::kLlamaCpp) {
     Fail("-c/--ctx-size is llama.cpp's flag (use --max-model-len or --engine llama.cpp)");
   }
   c.n_parallel = o.n_parallel;
   c.n_ubatch = OptTokens(o.ubatch, "--ubatch-size");
-  c.max_num_seqs = OptTokens(o.max_num_seqs, "--max-num-seqs");
-  c.max_num_batched_tokens = OptTokens(o.max_num_batched_tokens, "--max-num-batched-tokens");
-  c.max_total_tokens = OptTokens(o.max_total_tokens, "--max-total-tokens");
-  c.block_size = o.block_size;
-  c.kv_cache_dtype = o.kv_cache_dtype;
-  c.weight_dtype = o.weight_dtype;
-  if (!c.weight_dtype.empty()) FindWeightFormat(c.weight_dtype, o.quant_group_size);
-  if (c.kv_cache_dtype != "auto") FindCacheDtype(c.kv_cache_dtype);
-  c.quant_group_size = o.quant_group_size;
-  c.tp = o.tp;
-  c.pp = o.pp;
+  c.swa_full = o.swa_full;
   c.dp = o.dp;
   c.nodes = o.nodes;
   c.gpus_per_node = o.gpus_per_node;
-  if (!o.kv_cache_memory_bytes.empty()) {
-    c.kv_cache_memory_bytes = ParseBytes(o.kv_cache_memory_bytes, "--kv-cache-memory-bytes");
-    if (c.kv_cache_memory_bytes == 0) Fail("--kv-cache-memory-bytes: must be more than 0");
+  if (!o.max_gpu_total_bytes.empty()) {
+    c.max_gpu_total_bytes = ParseBytes(o.max_gpu_total_bytes, "--max-gpu-total-bytes");
   }
-  if (!o.max_gpu_total_bytes.empty()) c.max_gpu_total_bytes = ParseBytes(o.max_gpu_total_bytes, "--max-gpu-total-bytes");
-  if (!o.reserve.empty()) c.reserve_bytes = ParseBytes(o.reserve, "--reserve");
-  c.enforce_eager = o.enforce_eager;
-  c.enable_prefix_caching = o.enable_prefix_caching;
-  c.swa_full = o.swa_full;
   c.cuda_graph_max_bs = o.cuda_graph_max_bs;
-  if (c.max_total_tokens != 0 && c.engine != Engine::kSglang) {
-    Fail("--max-total-tokens is SGLang's flag (use --kv-cache-memory-bytes, or --engine sglang)");
-  }
+  c.enable_prefix_caching = o.enable_prefix_caching;
   return c;
 }
 
@@ -325,17 +288,14 @@ std::string ToCsv(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRes
 
 void Run(const CapacityOptions& o) {
   ModelSpec m = LoadModel(o.model);
-  HardwareSpec gpu = LoadHardware(o.gpu);
+  HardwareSpec gpu = LoadHardware(o.deploy.gpu);
   EngineConfig config = ToConfig(o);
   std::optional<uint64_t> concurrency;
   if (!o.concurrency.empty()) {
     concurrency = ParseTokens(o.concurrency, "--concurrency");
     if (*concurrency == 0) Fail("--concurrency: must be at least 1");
   }
-  CapacityResult r = ComputeCapacity(m, gpu, config);
-  for (const Lint& l : r.lints) {
-    if (l.severity == Severity::kError) Fail("{}", l.message);
-  }
+  const CapacityResult r = CapacityOrFail(m, gpu, config);
   uint64_t at = concurrency ? MaxModelLenAtConcurrency(r, *concurrency) : 0;
   switch (ToFormat(o.format)) {
     case Format::kJson: Print(ToJson(m, gpu, r, concurrency, at).Dump() + "\n"); break;
@@ -351,45 +311,18 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
   CLI::App* sub = app.add_subcommand(
       "capacity", "Memory breakdown, tokens in cache and max concurrency, the way an engine sizes it");
   sub->add_option("model", o->model, "Catalog name, HF repo id, spec YAML or config.json")->required();
-  sub->add_option("--gpu", o->gpu, "Catalog GPU name (kvplan gpus) or a hardware/profile YAML")->required();
-  sub->add_option("--engine", o->engine, "vllm | sglang | trtllm | llama.cpp")->capture_default_str();
-  sub->add_option("--gpu-memory-utilization", o->gpu_memory_utilization,
-                  "vLLM: fraction of total GPU memory for weights + reserve + KV (default 0.9)");
-  sub->add_option("--mem-fraction-static", o->mem_fraction_static,
-                  "SGLang: fraction for weights + KV pool (default from GPU memory, SGLang's heuristic)");
-  sub->add_option("--free-gpu-memory-fraction", o->free_gpu_memory_fraction,
-                  "TensorRT-LLM: fraction of the memory free after loading (default 0.9)");
-  sub->add_option("--max-model-len", o->max_model_len,
-                  "Tokens per request (default: the model's max context; 4k = 4000, 4K = 4096)");
+  AddDeployFlags(sub, o->deploy);
   sub->add_option("-c,--ctx-size", o->ctx_size, "llama.cpp: total cells for all sequences (default 4096)");
   sub->add_option("--np,--parallel", o->n_parallel, "llama.cpp: sequences (-np, default 1)");
   sub->add_option("--ubatch-size", o->ubatch, "llama.cpp: physical batch n_ubatch (default 512)");
   sub->add_flag("--swa-full", o->swa_full, "llama.cpp: full-size cache for sliding-window layers");
-  sub->add_option("--max-num-seqs", o->max_num_seqs, "Sequences per step (engine default)");
-  sub->add_option("--max-num-batched-tokens", o->max_num_batched_tokens,
-                  "Tokens per forward pass: sizes the activation reserve (SGLang: --chunked-prefill-size)");
-  sub->add_option("--block-size", o->block_size,
-                  "Tokens per KV block (vLLM 16, TRT-LLM 32, SGLang 1; llama.cpp cell padding 256)");
-  sub->add_option("--kv-cache-dtype", o->kv_cache_dtype, "auto, fp16, bf16, fp8, fp8_e5m2, int8, q8_0, ...")
-      ->capture_default_str();
-  sub->add_option("--weight-dtype", o->weight_dtype, "Override weights: fp16, bf16, fp8, int8, int4, nvfp4, mxfp4");
-  sub->add_option("--quant-group-size", o->quant_group_size, "int4 scale group size")->capture_default_str();
-  sub->add_option("--tp,--tensor-parallel-size", o->tp, "Tensor-parallel ranks (also -tp)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))->capture_default_str();
-  sub->add_option("--pp,--pipeline-parallel-size", o->pp, "Pipeline stages (also -pp)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))->capture_default_str();
   sub->add_option("--dp,--data-parallel-size", o->dp, "Data-parallel replicas (also -dp)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))->capture_default_str();
   sub->add_option("--nodes", o->nodes, "Machines")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))
       ->capture_default_str();
   sub->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per machine (default 8)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
-  sub->add_option("--kv-cache-memory-bytes", o->kv_cache_memory_bytes,
-                  "Explicit KV budget per GPU (vLLM kv_cache_memory_bytes), e.g. 3.81GiB: bypasses the estimate");
-  sub->add_option("--max-total-tokens", o->max_total_tokens, "SGLang: explicit KV pool size in tokens");
   sub->add_option("--max-gpu-total-bytes", o->max_gpu_total_bytes, "TensorRT-LLM: cap on the KV pool");
-  sub->add_option("--reserve", o->reserve, "Activation/overhead reserve per GPU (overrides the model), e.g. 2GiB");
-  sub->add_flag("--enforce-eager", o->enforce_eager, "No CUDA graphs");
   sub->add_option("--cuda-graph-max-bs", o->cuda_graph_max_bs, "Largest CUDA-graph batch (engine default)");
   sub->add_flag("--enable-prefix-caching", o->enable_prefix_caching, "Recorded for the paging planner");
   sub->add_option("--concurrency", o->concurrency, "Also report the longest max_model_len at this concurrency");

@@ -13,28 +13,31 @@
 namespace kvplan {
 
 void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
-  CLI::Option* gpu =
-      sub->add_option("--gpu", f.gpu, "Accelerator: catalog name (kvplan gpus) or a hardware YAML");
+  CLI::Option* gpu = sub->add_option(
+      "--gpu", f.gpu, "Accelerator: catalog name (kvplan gpus) or a hardware/profile YAML");
   if (gpu_required) gpu->required();
   sub->add_option("--engine", f.engine, "Serving engine: vllm, sglang, trtllm, llama.cpp")
       ->capture_default_str();
   sub->add_option("--gpu-memory-utilization", f.gpu_memory_utilization,
-                  "vLLM: fraction of total GPU memory (default 0.9)");
+                  "vLLM: fraction of total GPU memory for weights + reserve + KV (default 0.9)");
   sub->add_option("--mem-fraction-static", f.mem_fraction_static,
-                  "SGLang: fraction for weights + KV pool (default by GPU size)");
+                  "SGLang: fraction for weights + KV pool (default from GPU memory, SGLang's "
+                  "heuristic)");
   sub->add_option("--free-gpu-memory-fraction", f.free_gpu_memory_fraction,
-                  "TensorRT-LLM: fraction of memory free after loading (default 0.9)");
+                  "TensorRT-LLM: fraction of the memory free after loading (default 0.9)");
   sub->add_option("--max-model-len", f.max_model_len,
-                  "Tokens per request (4096, 4k, 4K; default: the model's max context)");
+                  "Tokens per request (default: the model's max context; 4k = 4000, 4K = 4096)");
   sub->add_option("--max-num-seqs", f.max_num_seqs,
-                  "Scheduler's request limit (default: the engine's)");
-  sub->add_option(
-      "--max-num-batched-tokens", f.max_num_batched_tokens,
-      "Tokens in one forward pass (sizes the activation reserve; default: the engine's)");
+                  "Scheduler's request limit, sequences per step (default: the engine's)");
+  sub->add_option("--max-num-batched-tokens", f.max_num_batched_tokens,
+                  "Tokens per forward pass: sizes the activation reserve (SGLang: "
+                  "--chunked-prefill-size; default: the engine's)");
   sub->add_option("--block-size", f.block_size,
-                  "Tokens per KV block (default: vLLM 16, TRT-LLM 32, SGLang 1, llama.cpp 256)")
+                  "Tokens per KV block (default: vLLM 16, TRT-LLM 32, SGLang 1, llama.cpp cell "
+                  "padding 256)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
-  sub->add_option("--kv-cache-dtype", f.kv_cache_dtype, "Cache dtype: auto, fp16, bf16, fp8, ...")
+  sub->add_option("--kv-cache-dtype", f.kv_cache_dtype,
+                  "auto, fp16, bf16, fp8, fp8_e5m2, int8, q8_0, ...")
       ->capture_default_str();
   sub->add_option("--tp,--tensor-parallel-size", f.tp, "Tensor-parallel ranks (also -tp)")
       ->capture_default_str()
@@ -44,8 +47,11 @@ void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
   sub->add_option("--weight-dtype", f.weight_dtype,
                   "Override weights: fp16, bf16, fp8, int8, int4, nvfp4, mxfp4");
+  sub->add_option("--quant-group-size", f.quant_group_size, "int4 scale group size")
+      ->capture_default_str();
   sub->add_option("--kv-cache-memory-bytes", f.kv_cache_memory_bytes,
-                  "Explicit KV budget per GPU (e.g. 3.81GiB), bypassing the estimate");
+                  "Explicit KV budget per GPU (vLLM kv_cache_memory_bytes), e.g. 3.81GiB: bypasses "
+                  "the estimate");
   sub->add_option("--max-total-tokens", f.max_total_tokens,
                   "SGLang: explicit KV pool size in tokens");
   sub->add_option("--reserve", f.reserve,
@@ -79,7 +85,7 @@ EngineConfig ToEngineConfig(const DeployFlags& f) {
     c.max_model_len = ParseTokens(f.max_model_len, "--max-model-len");
     if (c.max_model_len == 0) Fail("--max-model-len: must be at least 1 token");
   }
-  c.max_num_seqs = f.max_num_seqs;
+  if (!f.max_num_seqs.empty()) c.max_num_seqs = ParseTokens(f.max_num_seqs, "--max-num-seqs");
   if (!f.max_num_batched_tokens.empty()) {
     c.max_num_batched_tokens = ParseTokens(f.max_num_batched_tokens, "--max-num-batched-tokens");
   }
@@ -87,6 +93,7 @@ EngineConfig ToEngineConfig(const DeployFlags& f) {
   c.kv_cache_dtype = f.kv_cache_dtype;
   if (c.kv_cache_dtype != "auto") FindCacheDtype(c.kv_cache_dtype);
   c.weight_dtype = f.weight_dtype;
+  c.quant_group_size = f.quant_group_size;
   if (!c.weight_dtype.empty()) FindWeightFormat(c.weight_dtype, c.quant_group_size);
   c.tp = f.tp;
   c.pp = f.pp;

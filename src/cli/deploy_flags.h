@@ -1,6 +1,7 @@
-// The deployment flags shared by `tradeoff`, `compare` and `paging`: the GPU,
-// the engine and the engine's own flags, turned into an EngineConfig for
-// ComputeCapacity (plan/capacity.h). Flag names follow the engines.
+// The deployment flags shared by `capacity`, `tradeoff`, `compare` and
+// `paging`: the GPU, the engine and the engine's own flags, turned into an
+// EngineConfig for ComputeCapacity (plan/capacity.h). Flag names follow the
+// engines. `capacity` adds the llama.cpp and multi-node flags on top.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -19,13 +20,14 @@ struct DeployFlags {
   std::optional<double> mem_fraction_static;       // SGLang
   std::optional<double> free_gpu_memory_fraction;  // TensorRT-LLM
   std::string max_model_len;                       // tokens; "": the model's max context
-  uint64_t max_num_seqs = 0;
+  std::string max_num_seqs;                        // "": the engine's default
   std::string max_num_batched_tokens;
   uint64_t block_size = 0;
   std::string kv_cache_dtype = "auto";
   uint64_t tp = 1;
   uint64_t pp = 1;
   std::string weight_dtype;
+  uint64_t quant_group_size = 128;                 // int4 scale group
   std::string kv_cache_memory_bytes;
   std::string max_total_tokens;
   std::string reserve;
