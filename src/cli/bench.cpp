@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <memory>
 
 #include "cli/bench_cuda.h"
@@ -287,14 +288,17 @@ void Run(const BenchOptions& o) {
   const uint64_t llc = kernels::LastLevelCacheBytes();
   run.ceilings.read_buffer_bytes = std::clamp<uint64_t>(8 * llc, 256 * kMiB, (o.quick ? 512 : 1024) * kMiB);
   Progress(fmt::format("measuring the read ceiling over {}", FormatGiB(run.ceilings.read_buffer_bytes)));
-  kernels::ReadCeilingMeter meter(run.ceilings.read_buffer_bytes, o.threads);
-  std::vector<double> ceilings = {meter.Measure(o.quick ? 5 : 9)};
+  // Held only for the sweep: the weights curve's probe below has a buffer
+  // of the same size, and two would need twice the memory.
+  std::optional<kernels::ReadCeilingMeter> meter;
+  meter.emplace(run.ceilings.read_buffer_bytes, o.threads);
+  std::vector<double> ceilings = {meter->Measure(o.quick ? 5 : 9)};
   run.ceilings.read_gbps = ceilings.front();
   Progress("measuring the FMA peak");
   run.ceilings.fma_flops = kernels::MeasureFmaPeakFlops(run.simd, o.threads);
   // The read ceiling again, beside every timed step: each step's bandwidth
   // is compared with the ceiling read just before it.
-  topt.beside = [&meter] { return meter.MeasureOnce(); };
+  topt.beside = [&meter] { return meter->MeasureOnce(); };
 
   // (group, bytes) -> the step's median ratio to the ceiling read beside it
   std::map<std::pair<int64_t, uint64_t>, double> curve;
@@ -314,6 +318,8 @@ void Run(const BenchOptions& o) {
     }
   }
   Progress("");
+  meter.reset();
+  topt.beside = nullptr;
   run.ceilings.read_gbps = kernels::Median(ceilings);
   run.ceiling_min = *std::min_element(ceilings.begin(), ceilings.end());
   run.ceiling_max = *std::max_element(ceilings.begin(), ceilings.end());
