@@ -112,6 +112,7 @@ TEST_CASE("kvplan bench: json keys, a profile that reads back, --force") {
   CHECK(h.name == "prof");
   REQUIRE(h.measured.has_value());
   CHECK(h.measured->device == "cpu");
+  CHECK(h.measured->threads == 2);  // --threads 2
   CHECK(h.measured->read_ceiling_gbps > 0);
   REQUIRE(h.measured->curve.size() == 1);
   CHECK(h.measured->curve[0].bytes == 4194304);

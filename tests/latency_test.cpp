@@ -243,6 +243,41 @@ source: "test"
   CHECK(bad.err.find("has no measured: section") != std::string::npos);
 }
 
+TEST_CASE("latency --validate refuses a profile measured on other threads or another device") {
+  const std::string dir = test::TempDir();
+  const auto profile = [&](const std::string& name, const std::string& device,
+                           const std::string& threads) {
+    return test::WriteFile(dir, name, "name: p\nmemory_bytes: 1000\nmemory_bandwidth_gbps: 20\n"
+                                      "source: \"test\"\nmeasured:\n  device: " + device +
+                                      "\n  read_ceiling_gbps: 20\n" + threads +
+                                      "  curve:\n    - {bytes: 1000000, gbps: 8}\n");
+  };
+  // The threads a profile was measured on read back (0: a profile that does not say).
+  const std::string two = profile("two.yaml", "cpu", "  threads: 2\n");
+  CHECK(ParseHardwareYaml(test::ReadFile(two), "two.yaml").measured->threads == 2);
+  HardwareSpec back = ParseHardwareYaml(test::ReadFile(two), "two.yaml");
+  CHECK(ParseHardwareYaml(HardwareToYaml(back), "again.yaml").measured->threads == 2);
+  back.measured->threads = 0;
+  CHECK(HardwareToYaml(back).find("threads") == std::string::npos);
+  // One thread timed against a two-thread curve would fail every row for a
+  // reason that is not the model: refused before anything is timed.
+  auto r = test::RunKvplan("latency --validate --quick --threads 1 --profile " + two);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "kvplan: error: --profile " + two +
+                     ": measured on 2 thread(s), but this validation runs on 1 (--threads 1); "
+                     "measure one with kvplan bench --threads 1 --save FILE\n");
+  const std::string gpu = profile("gpu.yaml", "cuda", "");
+  auto g = test::RunKvplan("latency --validate --quick --profile " + gpu);
+  CHECK(g.exit_code == 2);
+  CHECK(g.err == "kvplan: error: --profile " + gpu +
+                     ": measured on cuda, but the validation times decode steps on this CPU\n");
+  const std::string zero = profile("zero.yaml", "cpu", "  threads: 0\n");
+  auto z = test::RunKvplan("latency --validate --quick --threads 1 --profile " + zero);
+  CHECK(z.exit_code == 2);
+  CHECK(z.err == "kvplan: error: " + zero + ":8:12: threads: must be positive, got 0\n");
+}
+
 TEST_CASE("decode phases: weights and attention each on their roofline, looked up per layer, summed") {
   ModelCost c = Cost("llama-3.1-8b");
   CHECK(c.layers == 32);

@@ -242,6 +242,7 @@ HardwareSpec ProfileSpec(const BenchRun& run, const std::string& path) {
   p.device = "cpu";
   p.machine = run.machine;
   p.read_ceiling_gbps = run.ceilings.read_gbps;
+  p.threads = static_cast<uint64_t>(run.threads);
   p.curve = run.curve;
   p.weights_curve = run.weights_curve;
   h.measured = p;

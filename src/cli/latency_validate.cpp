@@ -1,6 +1,7 @@
 #include "cli/latency_validate.h"
 
 #include <fmt/format.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -59,6 +60,18 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
     hw = LoadHardware(profile);
     if (!hw.measured || hw.measured->curve.empty()) {
       Fail("--profile {}: has no measured curve (write one with kvplan bench --save)", profile);
+    }
+    if (hw.measured->device != "cpu") {
+      Fail("--profile {}: measured on {}, but the validation times decode steps on this CPU",
+           profile, hw.measured->device);
+    }
+    // A curve measured on all cores predicts a one-thread step about a core
+    // count too fast: every row would fail for a reason that is not the model.
+    const uint64_t threads = static_cast<uint64_t>(o.threads == 1 ? 1 : omp_get_max_threads());
+    if (hw.measured->threads != 0 && hw.measured->threads != threads) {
+      Fail("--profile {}: measured on {} thread(s), but this validation runs on {} (--threads {}); "
+           "measure one with kvplan bench --threads {} --save FILE",
+           profile, hw.measured->threads, threads, o.threads, o.threads);
     }
   }
   const demo::SyntheticModel m;

@@ -289,6 +289,7 @@ HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts,
   MeasuredProfile p;
   p.device = "cpu";
   p.machine = h.display_name;
+  p.threads = static_cast<uint64_t>(mode.threads > 0 ? mode.threads : omp_get_max_threads());
   DriftProbe probe(mode);
   p.read_ceiling_gbps = probe.reference();
   const kernels::SimdPath simd = kernels::ResolveSimd(kernels::SimdPath::kAuto, 128);

@@ -96,6 +96,7 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
     p.device = m.Str("device");
     p.machine = m.OptStr("machine").value_or("");
     p.read_ceiling_gbps = m.Num("read_ceiling_gbps");
+    p.threads = m.OptU64("threads").value_or(0);
     p.curve = ReadCurve(m, file, "curve", kGroupAxis);
     if (m.Has("weights_curve")) {
       p.weights_curve = ReadCurve(m, file, "weights_curve", kBatchAxis);
@@ -134,6 +135,7 @@ std::string HardwareToYaml(const HardwareSpec& h) {
     out += fmt::format("  device: {}\n", YamlQuote(p.device));
     if (!p.machine.empty()) out += fmt::format("  machine: {}\n", YamlQuote(p.machine));
     out += fmt::format("  read_ceiling_gbps: {}\n", p.read_ceiling_gbps);
+    if (p.threads > 0) out += fmt::format("  threads: {}\n", p.threads);
     out += "  curve:  # achieved GB/s by bytes read per decode step (and GQA group)\n";
     for (const BandwidthPoint& b : p.curve) {
       if (b.group == 1) {

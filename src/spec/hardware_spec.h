@@ -29,6 +29,7 @@ struct MeasuredProfile {
   std::string device;          // "cpu" or "cuda"
   std::string machine;         // free text: CPU model / GPU name, cores
   double read_ceiling_gbps = 0;  // STREAM-style read ceiling (or D2D copy for cuda)
+  uint64_t threads = 0;          // CPU threads the kernels ran on (0: not recorded)
   std::vector<BandwidthPoint> curve;  // sorted by (group, bytes)
   /// Achieved GB/s of the weight GEMV (batch 1) by bytes of one matrix, sorted
   /// by bytes; empty when not measured (the weights then read at `curve`'s
