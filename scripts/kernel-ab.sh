@@ -13,7 +13,7 @@ tokens=${2:-1024}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 git show "$rev:src/kernels/cpu/tile_avx2.cpp" > "$out/tile_old.cpp"
-flags=(-O3 -std=c++20 -Isrc -march=x86-64)
+flags=(-O3 -std=c++20 -Isrc -march=x86-64 -falign-functions=64 -falign-loops=32)  # as src/kernels/CMakeLists.txt
 c++ "${flags[@]}" -Dkvplan=kvplan_old -c "$out/tile_old.cpp" -o "$out/tile_old.o"
 c++ "${flags[@]}" -Dkvplan=kvplan_old -DKVPLAN_AB_ENTRY=ab_old -c scripts/kernel-ab/drv.cpp -o "$out/drv_old.o"
 c++ "${flags[@]}" -c src/kernels/cpu/tile_avx2.cpp -o "$out/tile_new.o"
