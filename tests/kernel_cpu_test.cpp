@@ -339,3 +339,39 @@ TEST_CASE("FillRandom: deterministic, non-zero, independent of the layout") {
     CHECK_FALSE(any_zero);
   }
 }
+
+TEST_CASE("every int8 and fp8 code widens exactly on every path") {
+  // One cached token: its softmax weight is exactly 1, so the output is the
+  // V row times its scale, one fp32 rounding from the true product. The row
+  // holds all 256 codes (fp8's two NaN codes replaced by 0), so every sign,
+  // exponent and subnormal goes through each path's widening.
+  for (KvDtype dt : {KvDtype::kInt8, KvDtype::kFp8E4M3}) {
+    for (SimdPath path : Paths()) {
+      CAPTURE(KvDtypeName(dt));
+      CAPTURE(SimdName(path));
+      KvCache c = KvCache::Contiguous(1, 1, 256, 1, dt);
+      c.FillRandom({1}, 5);
+      const KvCacheView view = c.View();
+      auto* v = static_cast<uint8_t*>(const_cast<void*>(view.v));
+      for (int code = 0; code < 256; ++code) {
+        const bool nan = dt == KvDtype::kFp8E4M3 && (code & 0x7F) == 0x7F;
+        v[code] = nan ? 0 : static_cast<uint8_t>(code);
+      }
+      std::vector<float> q(256, 0.01f), out(256);
+      DecodeArgs a;
+      a.shape = {1, 1, 1, 256};
+      a.seq_lens = c.Lengths().data();
+      a.q = q.data();
+      a.cache = view;
+      a.out = out.data();
+      DecodeAttentionCpu(a, {path, 1});
+      for (int code = 0; code < 256; ++code) {
+        CAPTURE(code);
+        const double value = dt == KvDtype::kInt8 ? static_cast<double>(static_cast<int8_t>(v[code]))
+                                                  : static_cast<double>(Fp8E4M3ToFloat(v[code]));
+        const double want = value * static_cast<double>(view.v_scale[0]);
+        CHECK(std::fabs(static_cast<double>(out[code]) - want) <= 1e-6 * std::fabs(want) + 1e-30);
+      }
+    }
+  }
+}

@@ -33,16 +33,15 @@ inline __m256 Load8(const unsigned char* p) {
     return _mm256_cvtepi32_ps(
         _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
   } else {
-    // e4m3 -> fp16 bits: sign to bit 15, exponent and mantissa to bits 7..14.
+    // e4m3 -> fp16 bits: sign to bit 15, exponent and mantissa to bits 7..13.
     // That fp16 is the fp8 value times 2^-8 for normals and subnormals alike
     // (bias 15 vs 7), and F16C widens it exactly.
-    // Each byte to the top of a 16-bit lane (x << 8), then an arithmetic
-    // shift right by 1 puts the exponent and mantissa at bits 7..14 and the
-    // sign at 15 and 14; clearing bit 14 leaves the fp16. Three integer ops
-    // where masking sign and rest apart took five.
-    const __m128i hi = _mm_unpacklo_epi8(_mm_setzero_si128(),
-                                         _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-    return _mm256_cvtph_ps(_mm_and_si128(_mm_srai_epi16(hi, 1), _mm_set1_epi16(static_cast<short>(0xBFFF))));
+    // Each byte sign-extended to 16 bits (the load does it), then shifted
+    // left by 7: the sign lands at bits 15 and 14, the exponent and mantissa
+    // at 13..7; clearing bit 14 leaves the fp16. Two integer ops after the
+    // load, where a zero-extending unpack and an arithmetic shift took three.
+    const __m128i w = _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_cvtph_ps(_mm_and_si128(_mm_slli_epi16(w, 7), _mm_set1_epi16(static_cast<short>(0xBFFF))));
   }
 }
 
