@@ -210,6 +210,9 @@ TEST_CASE("kvplan latency: text, json keys, and errors") {
   auto empty = test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c ''");
   CHECK(empty.exit_code == 2);
   CHECK(empty.err == "kvplan: error: --context: empty value\n");
+  auto no_prompt = test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm --prompt ''");
+  CHECK(no_prompt.exit_code == 2);
+  CHECK(no_prompt.err == "kvplan: error: --prompt: empty value\n");
 }
 
 TEST_CASE("kvplan latency --profile uses the measured curve") {

@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 
 #include "cli/bench_cuda.h"
 #include "cli/commands.h"

@@ -27,7 +27,7 @@ struct LatencyOptions {
   std::string profile;
   std::optional<std::string> context;  // default: 4096, or the model's max_context if shorter
   std::string batch = "1";
-  std::string prompt;  // default: the context
+  std::optional<std::string> prompt;  // default: the context
   std::string dtype = "auto";
   std::string weight_dtype;
   uint64_t tp = 1;
@@ -252,7 +252,7 @@ Setup Prepare(const LatencyOptions& o) {
   }
   s.batch = ParseTokens(o.batch, "--batch");
   if (s.batch == 0) Fail("--batch: must be at least 1");
-  s.prompt = o.prompt.empty() ? s.context : ParseTokens(o.prompt, "--prompt");
+  s.prompt = o.prompt ? ParseTokens(*o.prompt, "--prompt") : s.context;
   if (s.prompt == 0) Fail("--prompt: must be at least 1 token");
   if (max > 0 && s.prompt > max) {
     Fail("--prompt {}: more than {}'s max_context of {}", WithCommas(s.prompt), s.model.name,
