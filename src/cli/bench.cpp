@@ -62,6 +62,7 @@ struct BenchRun {
   std::vector<BandwidthPoint> weights_curve;  // the fp16 GEMV, measured for --save
   double ceiling_min = 0, ceiling_max = 0;  // over the read-ceiling measurements of the run
   size_t ceiling_count = 0;
+  std::optional<double> noise_floor;  // see MeasureNoiseFloor; not with a small --max-cache
 };
 
 // One progress line on stderr, rewritten in place on a terminal.
@@ -76,6 +77,29 @@ void Progress(const std::string& line) {
 }
 
 std::string Pct(double f) { return fmt::format("{:.0f}%", 100 * f); }
+
+// The bytes of the noise floor's step: far larger than any last-level cache.
+constexpr uint64_t kNoiseFloorBytes = 256 * kMiB;
+
+// What a kernel streaming exactly as fast as the ceiling loop would score
+// as '% read ceiling' in this run: the loop itself over 256 MiB, timed as a
+// kernel step is (the ceiling read beside it, the caches flushed, then the
+// step; median of the per-step ratios). On a shared host it is not 100 %:
+// on the build machine it ranged 90-110 % from one run to the next
+// (bench/ceiling_noise.cpp, docs/perf.md), so the kernel's figures are best
+// read against it.
+double MeasureNoiseFloor(kernels::ReadCeilingMeter& ceiling, int threads, int repeats) {
+  kernels::ReadCeilingMeter step(kNoiseFloorBytes, threads);
+  kernels::CacheFlusher flusher;
+  step.MeasureOnce();  // page tables and the thread pool, as a warm-up
+  std::vector<double> ratios;
+  for (int r = 0; r < repeats; ++r) {
+    const double beside = ceiling.MeasureOnce();
+    flusher.Flush();
+    ratios.push_back(step.MeasureOnce() / beside);
+  }
+  return kernels::Median(ratios);
+}
 
 std::optional<double> DatasheetGbps(const BenchRun& run) {
   if (run.hardware && run.hardware->memory_bandwidth_gbps > 0) return run.hardware->memory_bandwidth_gbps;
@@ -126,6 +150,11 @@ Json ToJson(const BenchRun& run, const BenchOptions& o) {
   j.Set("read_ceiling_gbps", run.ceilings.read_gbps);
   j.Set("read_buffer_bytes", run.ceilings.read_buffer_bytes);
   j.Set("fma_peak_gflops", run.ceilings.fma_flops / 1e9);
+  if (run.noise_floor) {
+    j.Set("noise_floor_fraction", *run.noise_floor);
+  } else {
+    j.Set("noise_floor_fraction", nullptr);
+  }
   if (auto ds = DatasheetGbps(run)) {
     j.Set("hardware", run.hardware->name);
     j.Set("datasheet_gbps", *ds);
@@ -193,6 +222,11 @@ std::string ToText(const BenchRun& run) {
                      run.ceiling_max);
   out += fmt::format("FMA peak      {:.1f} GFLOP/s  ({} path, all threads)\n", c.fma_flops / 1e9,
                      kernels::SimdName(run.simd));
+  if (run.noise_floor) {
+    out += fmt::format("noise floor   {}  (the read loop itself over {}, timed as a step: what a "
+                       "kernel streaming at the ceiling scores in this run)\n",
+                       Pct(*run.noise_floor), FormatGiB(kNoiseFloorBytes));
+  }
   if (auto ds = DatasheetGbps(run)) {
     out += fmt::format("datasheet     {:.1f} GB/s  ({}); measured ceiling = {}\n", *ds,
                        run.hardware->display_name, Pct(c.read_gbps / *ds));
@@ -297,6 +331,10 @@ void Run(const BenchOptions& o) {
   run.ceilings.read_gbps = ceilings.front();
   Progress("measuring the FMA peak");
   run.ceilings.fma_flops = kernels::MeasureFmaPeakFlops(run.simd, o.threads);
+  if (max_cache >= kNoiseFloorBytes) {
+    Progress("measuring the noise floor (the read loop timed as a step)");
+    run.noise_floor = MeasureNoiseFloor(*meter, o.threads, topt.repeats);
+  }
   // The read ceiling again, beside every timed step: each step's bandwidth
   // is compared with the ceiling read just before it.
   topt.beside = [&meter] { return meter->MeasureOnce(); };
