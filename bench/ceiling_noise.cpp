@@ -1,15 +1,17 @@
-// The noise floor of `kvplan bench`'s '% read ceiling': what a kernel that
-// streams as fast as the ceiling loop itself would score. Each "shape" is
-// timed as the bench times a kernel step (the ceiling read beside it, the
-// caches flushed, then the step), but the step is the ceiling loop over a
-// 256 MiB buffer; a shape's figure is the median of 7 per-step ratios.
-// Prints each shape's figure and their spread (docs/perf.md).
+// The noise floor of `kvplan bench`'s '% read ceiling', many times over:
+// what a kernel that streams as fast as the ceiling loop itself would score
+// (kernels::MeasureNoiseFloor, the figure `kvplan bench` prints once per
+// run). Each "shape" is the ceiling loop over 256 MiB timed as the bench
+// times a kernel step (the ceiling read beside it, the caches flushed, then
+// the step), median of 7 per-step ratios. Prints each shape's figure and
+// their spread (docs/perf.md).
 //   cmake --build --preset release --target kvplan_bench_ceiling_noise
 //   ./build/release/kvplan_bench_ceiling_noise [SHAPES]
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -20,21 +22,13 @@ int main(int argc, char** argv) {
   const int shapes = argc > 1 ? std::max(1, std::atoi(argv[1])) : 25;
   const uint64_t llc = LastLevelCacheBytes();
   const uint64_t ceiling_bytes = std::clamp<uint64_t>(8 * llc, 256ull << 20, 1ull << 30);
-  ReadCeilingMeter ceiling(ceiling_bytes, 0), step(256ull << 20, 0);
-  CacheFlusher flusher;
+  ReadCeilingMeter ceiling(ceiling_bytes, 0);
   ceiling.Measure(3);
-  step.Measure(3);
   std::vector<double> figures;
   fmt::print("a 256 MiB streaming read timed as a bench step, % of the {} MiB read ceiling beside it:\n",
              ceiling_bytes >> 20);
   for (int s = 0; s < shapes; ++s) {
-    std::vector<double> ratios;
-    for (int r = 0; r < 7; ++r) {
-      const double beside = ceiling.MeasureOnce();
-      flusher.Flush();
-      ratios.push_back(step.MeasureOnce() / beside);
-    }
-    figures.push_back(Median(ratios));
+    figures.push_back(MeasureNoiseFloor(ceiling, 256ull << 20, 0, 7));  // what kvplan bench prints
     fmt::print("{:.0f} ", 100 * figures.back());
     std::fflush(stdout);
   }

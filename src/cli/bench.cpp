@@ -81,26 +81,6 @@ std::string Pct(double f) { return fmt::format("{:.0f}%", 100 * f); }
 // The bytes of the noise floor's step: far larger than any last-level cache.
 constexpr uint64_t kNoiseFloorBytes = 256 * kMiB;
 
-// What a kernel streaming exactly as fast as the ceiling loop would score
-// as '% read ceiling' in this run: the loop itself over 256 MiB, timed as a
-// kernel step is (the ceiling read beside it, the caches flushed, then the
-// step; median of the per-step ratios). On a shared host it is not 100 %:
-// on the build machine it ranged 90-110 % from one run to the next
-// (bench/ceiling_noise.cpp, docs/perf.md), so the kernel's figures are best
-// read against it.
-double MeasureNoiseFloor(kernels::ReadCeilingMeter& ceiling, int threads, int repeats) {
-  kernels::ReadCeilingMeter step(kNoiseFloorBytes, threads);
-  kernels::CacheFlusher flusher;
-  step.MeasureOnce();  // page tables and the thread pool, as a warm-up
-  std::vector<double> ratios;
-  for (int r = 0; r < repeats; ++r) {
-    const double beside = ceiling.MeasureOnce();
-    flusher.Flush();
-    ratios.push_back(step.MeasureOnce() / beside);
-  }
-  return kernels::Median(ratios);
-}
-
 std::optional<double> DatasheetGbps(const BenchRun& run) {
   if (run.hardware && run.hardware->memory_bandwidth_gbps > 0) return run.hardware->memory_bandwidth_gbps;
   return std::nullopt;
@@ -333,7 +313,8 @@ void Run(const BenchOptions& o) {
   run.ceilings.fma_flops = kernels::MeasureFmaPeakFlops(run.simd, o.threads);
   if (max_cache >= kNoiseFloorBytes) {
     Progress("measuring the noise floor (the read loop timed as a step)");
-    run.noise_floor = MeasureNoiseFloor(*meter, o.threads, topt.repeats);
+    // What a kernel streaming at the ceiling scores in this run (docs/perf.md).
+    run.noise_floor = kernels::MeasureNoiseFloor(*meter, kNoiseFloorBytes, o.threads, topt.repeats);
   }
   // The read ceiling again, beside every timed step: each step's bandwidth
   // is compared with the ceiling read just before it.

@@ -178,4 +178,17 @@ void CacheFlusher::Flush() {
   sink_ = sink_ + total;
 }
 
+double MeasureNoiseFloor(ReadCeilingMeter& ceiling, uint64_t step_bytes, int threads, int repeats) {
+  ReadCeilingMeter step(step_bytes, threads);
+  CacheFlusher flusher;
+  step.MeasureOnce();  // page tables and the thread pool, as a warm-up
+  std::vector<double> ratios;
+  for (int r = 0; r < repeats; ++r) {
+    const double beside = ceiling.MeasureOnce();
+    flusher.Flush();
+    ratios.push_back(step.MeasureOnce() / beside);
+  }
+  return Median(ratios);
+}
+
 }  // namespace kvplan::kernels

@@ -70,6 +70,14 @@ class CacheFlusher {
   volatile uint64_t sink_ = 0;
 };
 
+/// What a kernel streaming exactly as fast as the ceiling loop would score
+/// as '% read ceiling': the loop itself over `step_bytes`, timed as a kernel
+/// step is (`ceiling` read beside it, the caches flushed, then the step),
+/// `repeats` times; the median of the per-step ratios. On a shared host it
+/// is not 1: on the build machine it ranged 0.90-1.10 from one run to the
+/// next (docs/perf.md, "The noise floor").
+double MeasureNoiseFloor(ReadCeilingMeter& ceiling, uint64_t step_bytes, int threads, int repeats);
+
 namespace detail {
 /// The AVX2 FMA loop: FLOPs done by one thread in `iterations` steps.
 double FmaLoopAvx2(int64_t iterations, float* sink);
