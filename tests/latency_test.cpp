@@ -179,40 +179,34 @@ TEST_CASE("kvplan latency: text, json keys, and errors") {
   CHECK(text.out.find("TTFT") != std::string::npos);
   CHECK(text.out.find("Decode turns compute-bound at batch") != std::string::npos);
 
-  auto none = test::RunKvplan("latency llama-3.1-8b -c 4K");
-  CHECK(none.exit_code == 2);
-  CHECK(none.err == "kvplan: error: latency: give --gpu NAME or --profile FILE\n");
-  auto nomodel = test::RunKvplan("latency --gpu h100-sxm");
-  CHECK(nomodel.exit_code == 2);
-  CHECK(nomodel.err == "kvplan: error: latency: MODEL is required (or --validate)\n");
-  auto zero = test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm -b 0");
-  CHECK(zero.err == "kvplan: error: --batch: must be at least 1\n");
+  // One line on stderr, exit 2, nothing on stdout.
+  const auto refused = [](const std::string& args, const std::string& message) {
+    CAPTURE(args);
+    auto got = test::RunKvplan(args);
+    CHECK(got.exit_code == 2);
+    CHECK(got.out.empty());
+    CHECK(got.err == "kvplan: error: " + message + "\n");
+  };
+  const std::string h100 = "latency llama-3.1-8b --gpu h100-sxm";
+  refused("latency llama-3.1-8b -c 4K", "latency: give --gpu NAME or --profile FILE");
+  refused("latency --gpu h100-sxm", "latency: MODEL is required (or --validate)");
+  refused(h100 + " -b 0", "--batch: must be at least 1");
 
   // Past the model's limit, as vLLM refuses it; the default context is 4096,
   // or the model's own limit when that is shorter (GPT-2: 1,024).
-  auto far = test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c 1G");
-  CHECK(far.exit_code == 2);
-  CHECK(far.out.empty());
-  CHECK(far.err ==
-        "kvplan: error: --context 1,073,741,824: more than llama-3.1-8b's max_context of 131,072\n");
-  auto prompt = test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c 4K --prompt 131073");
-  CHECK(prompt.exit_code == 2);
-  CHECK(prompt.err ==
-        "kvplan: error: --prompt 131,073: more than llama-3.1-8b's max_context of 131,072\n");
-  auto edge = test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c 128K --format json");
+  refused(h100 + " -c 1G", "--context 1,073,741,824: more than llama-3.1-8b's max_context of 131,072");
+  refused(h100 + " -c 4K --prompt 131073",
+          "--prompt 131,073: more than llama-3.1-8b's max_context of 131,072");
+  refused(h100 + " -c ''", "--context: empty value");
+  refused(h100 + " --prompt ''", "--prompt: empty value");
+  auto edge = test::RunKvplan(h100 + " -c 128K --format json");
   CHECK(edge.exit_code == 0);
   CHECK(edge.out.find("\"context_tokens\": 131072") != std::string::npos);
   auto gpt2 = test::RunKvplan("latency gpt2 --gpu h100-sxm --format json");
   CHECK(gpt2.exit_code == 0);
   CHECK(gpt2.out.find("\"context_tokens\": 1024") != std::string::npos);
-  auto llama = test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm --format json");
+  auto llama = test::RunKvplan(h100 + " --format json");
   CHECK(llama.out.find("\"context_tokens\": 4096") != std::string::npos);
-  auto empty = test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c ''");
-  CHECK(empty.exit_code == 2);
-  CHECK(empty.err == "kvplan: error: --context: empty value\n");
-  auto no_prompt = test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm --prompt ''");
-  CHECK(no_prompt.exit_code == 2);
-  CHECK(no_prompt.err == "kvplan: error: --prompt: empty value\n");
 }
 
 TEST_CASE("kvplan latency --profile uses the measured curve") {

@@ -246,18 +246,18 @@ Setup Prepare(const LatencyOptions& o) {
   if (s.context == 0) Fail("--context: must be at least 1 token");
   // As vLLM refuses a max_model_len past the model's limit: a latency there
   // would be a figure for a request no server takes.
-  if (max > 0 && s.context > max) {
-    Fail("--context {}: more than {}'s max_context of {}", WithCommas(s.context), s.model.name,
-         WithCommas(max));
-  }
+  const auto within_limit = [&](uint64_t tokens, const char* flag) {
+    if (max > 0 && tokens > max) {
+      Fail("{} {}: more than {}'s max_context of {}", flag, WithCommas(tokens), s.model.name,
+           WithCommas(max));
+    }
+  };
+  within_limit(s.context, "--context");
   s.batch = ParseTokens(o.batch, "--batch");
   if (s.batch == 0) Fail("--batch: must be at least 1");
   s.prompt = o.prompt ? ParseTokens(*o.prompt, "--prompt") : s.context;
   if (s.prompt == 0) Fail("--prompt: must be at least 1 token");
-  if (max > 0 && s.prompt > max) {
-    Fail("--prompt {}: more than {}'s max_context of {}", WithCommas(s.prompt), s.model.name,
-         WithCommas(max));
-  }
+  within_limit(s.prompt, "--prompt");
   const CacheDtype& dtype = ResolveCacheDtype(s.model, o.dtype);
   s.kv_dtype = dtype.name;
   CheckKvConfig(s.model, dtype, o.tp);
