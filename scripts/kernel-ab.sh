@@ -5,11 +5,14 @@
 # on a cache that stays in L2, by CPU time, so a shared machine's drifting
 # speed affects both alike. Prints the median new/old speed ratio per dtype
 # and GQA group. How the kernel changes of docs/perf.md were judged.
-#   scripts/kernel-ab.sh [REV] [TOKENS]      e.g. scripts/kernel-ab.sh HEAD~1 1024
+# TOKENS (default 256) x 128 columns of K and of V: 256 KiB in fp32, so the
+# cache fits a 512 KiB L2 for every dtype (until 2026-11-30 the default was
+# 1024, which in fp16 and fp32 filled or overflowed L2 and timed L3 too).
+#   scripts/kernel-ab.sh [REV] [TOKENS]      e.g. scripts/kernel-ab.sh HEAD~1 256
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:-HEAD}
-tokens=${2:-1024}
+tokens=${2:-256}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 git show "$rev:src/kernels/cpu/tile_avx2.cpp" > "$out/tile_old.cpp"

@@ -10,7 +10,7 @@ extern "C" double ab_old(int dtype, int group, int tokens, int reps);
 extern "C" double ab_new(int dtype, int group, int tokens, int reps);
 
 int main(int argc, char** argv) {
-  const int tokens = argc > 1 ? std::atoi(argv[1]) : 1024;
+  const int tokens = argc > 1 ? std::atoi(argv[1]) : 256;
   const char* names[] = {"fp32", "fp16", "bf16", "int8", "fp8"};
   const int element_bytes[] = {4, 2, 2, 1, 1};
   std::printf("%-6s %5s  %9s  %9s  %14s\n", "dtype", "group", "old GB/s", "new GB/s", "new/old (IQR)");
