@@ -141,7 +141,7 @@ TEST_CASE("cpu kernel: every dtype x head_dim x GQA ratio, both layouts and path
   uint32_t seed = 1;
   for (KvDtype dt : kAllDtypes) {
     for (int64_t d : {64, 80, 96, 128, 256}) {
-      for (int64_t group : {1, 2, 3, 4, 5, 6, 7, 8}) {  // every chunking of the AVX2 path (8, 4, 2, 1)
+      for (int64_t group : {1, 2, 3, 4, 5, 6, 7, 8, 11}) {  // every chunking of the AVX2 path (11 = 4 + 4 + 2 + 1)
         for (bool paged : {false, true}) {
           Case c;
           c.dtype = dt;

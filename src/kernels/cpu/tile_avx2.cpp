@@ -151,6 +151,14 @@ inline void ScoreTile(const float* q, const unsigned char* k, int64_t d_run, flo
       // has nothing to widen, keeps the other order (16 % slower this way).
       const __m256 qv = _mm256_loadu_ps(q + i);
       for (int r = 0; r < R; ++r) a[0][r] = _mm256_fmadd_ps(Load8<T>(k + (r * d + i) * B), qv, a[0][r]);
+    } else if constexpr (R == 3) {
+      // 12 chains (4 heads x 3 rows): q of each head read as an FMA operand,
+      // each K vector widened once and used at once, so 12 accumulators and
+      // the K vector fit the 16 registers.
+      for (int r = 0; r < R; ++r) {
+        const __m256 kv = Load8<T>(k + (r * d + i) * B);
+        for (int h = 0; h < H; ++h) a[h][r] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q + h * d + i), a[h][r]);
+      }
     } else {
       __m256 kv[R];
       for (int r = 0; r < R; ++r) kv[r] = Load8<T>(k + (r * d + i) * B);
@@ -161,13 +169,32 @@ inline void ScoreTile(const float* q, const unsigned char* k, int64_t d_run, flo
     }
     pf.Tick();
   }
-  for (int h = 0; h < H; ++h) {
-    if constexpr (R % 4 == 0) {
-      for (int r = 0; r < R; r += 4) {
-        _mm_storeu_ps(s + h * stride + r, Reduce4(a[h][r], a[h][r + 1], a[h][r + 2], a[h][r + 3]));
+  if constexpr (R == 3 && H == 4) {
+    // The 12 sums as three vectors of four, in head-major order, then each
+    // head's three to its row of s.
+    alignas(16) float x[12];
+    _mm_store_ps(x, Reduce4(a[0][0], a[0][1], a[0][2], a[1][0]));
+    _mm_store_ps(x + 4, Reduce4(a[1][1], a[1][2], a[2][0], a[2][1]));
+    _mm_store_ps(x + 8, Reduce4(a[2][2], a[3][0], a[3][1], a[3][2]));
+    for (int h = 0; h < H; ++h) {
+      for (int r = 0; r < R; ++r) s[h * stride + r] = x[h * R + r];
+    }
+  } else if constexpr (R == 2 && H % 2 == 0) {
+    // Two rows of two heads per reduction: [h r0, h r1, h+1 r0, h+1 r1].
+    for (int h = 0; h < H; h += 2) {
+      const __m128 x = Reduce4(a[h][0], a[h][1], a[h + 1][0], a[h + 1][1]);
+      _mm_storel_pi(reinterpret_cast<__m64*>(s + h * stride), x);
+      _mm_storeh_pi(reinterpret_cast<__m64*>(s + (h + 1) * stride), x);
+    }
+  } else {
+    for (int h = 0; h < H; ++h) {
+      if constexpr (R % 4 == 0) {
+        for (int r = 0; r < R; r += 4) {
+          _mm_storeu_ps(s + h * stride + r, Reduce4(a[h][r], a[h][r + 1], a[h][r + 2], a[h][r + 3]));
+        }
+      } else {
+        for (int r = 0; r < R; ++r) s[h * stride + r] = Hsum(a[h][r]);
       }
-    } else {
-      for (int r = 0; r < R; ++r) s[h * stride + r] = Hsum(a[h][r]);
     }
   }
 }
@@ -264,16 +291,21 @@ inline void SoftmaxStep(float* s, int64_t n, const Run& run, int64_t t0, float& 
 }
 
 // Rows per score step, and column vectors per p.V step, for H heads at once:
-// 8 accumulator chains either way.
+// 8 accumulator chains, or 12 for the score of four heads (3 rows each: with
+// 8 chains, two rows, the FMA latency showed; the p.V step keeps 4 x 2).
 template <int H>
-constexpr int kPerHead = 8 / H;
+constexpr int kScoreRows = H == 4 ? 3 : 8 / H;
+template <int H>
+constexpr int kPvCols = 8 / H;
 
 // Ticks ScoreTile and PVTile make for H heads over n tokens of d columns.
 template <int H>
 inline int64_t ChunkTicks(int64_t n, int64_t d) {
-  constexpr int K = kPerHead<H>;
-  const int64_t rows = n / K + n % K;
-  const int64_t col_steps = d / (8 * K) + (K > 1 && d % (8 * K) != 0 ? 1 : 0);
+  constexpr int R = kScoreRows<H>, C = kPvCols<H>;
+  int64_t rows = n / R, rest = n % R;
+  if constexpr (R == 3) rows += rest / 2 + rest % 2;  // then a pair, then a single row
+  else rows += rest;
+  const int64_t col_steps = d / (8 * C) + (C > 1 && d % (8 * C) != 0 ? 1 : 0);
   return rows * (d / 8) + col_steps * n;
 }
 
@@ -285,9 +317,15 @@ inline void HeadChunk(const float* q, int64_t d, const unsigned char* k, const u
                       int64_t n, const Run& run, int64_t t0, float* m, float* l, float* acc,
                       float* s, int64_t stride, float* pt, Pacer& pf) {
   constexpr int64_t B = kElementBytes<T>;
-  constexpr int R = kPerHead<H>;
+  constexpr int R = kScoreRows<H>;
   int64_t t = 0;
   for (; t + R <= n; t += R) ScoreTile<T, D, H, R>(q, k + t * d * B, d, s + t, stride, pf);
+  if constexpr (R == 3) {
+    if (t + 2 <= n) {
+      ScoreTile<T, D, H, 2>(q, k + t * d * B, d, s + t, stride, pf);
+      t += 2;
+    }
+  }
   if constexpr (R > 1) {
     for (; t < n; ++t) ScoreTile<T, D, H, 1>(q, k + t * d * B, d, s + t, stride, pf);
   }
@@ -299,17 +337,30 @@ inline void HeadChunk(const float* q, int64_t d, const unsigned char* k, const u
     }
     p = pt;
   }
-  PVTile<T, D, H, kPerHead<H>>(p, v, n, d, d, acc, pf);
+  PVTile<T, D, H, kPvCols<H>>(p, v, n, d, d, acc, pf);
 }
 
-// The heads of a group in pairs (and a last single head): each pair reads
-// the tile once (from L1 after the first) and widens each element once for
-// both heads, so no widened copy of the tile is written anywhere. Chunks of
-// 4 and 8 heads were tried (same code, H = 4, 8): at 256 MiB, group 4 ran
-// at 9.5-9.9 GB/s with chunks of 4 against 11.2-12.3 with pairs, and fp32
-// group 8 at 7.8-9.4 with chunks of 8 against 11.2-13.4 (docs/perf.md).
+// The heads of a group in fours (groups of 8 and more, dtypes where
+// kQuads<T>), then pairs, then a last single head: each chunk reads the tile
+// once (from L1 after the first) and widens each element once for all its
+// heads, so no widened copy of the tile is written anywhere. Fours score 3
+// rows at a time (12 chains) and widen each element once per four heads
+// instead of once per two. In L2 (scripts/kernel-ab.sh) that is 1.04-1.30x
+// at groups 4 and 8 for fp32, bf16, int8 and fp8, 0.93-0.95x for fp16 (one
+// cheap widening instruction; it keeps pairs); but streaming from memory,
+// group 4 in fours (one pass per tile instead of two) read int8 at 24-37 %
+// of the ceiling against 34-46 % in pairs, fp8 mostly lower too (seven
+// alternating runs each), so fours start at group 8 (docs/perf.md, 2026-11-30 05:00 UTC). Chunks of 8
+// (one row, 8 chains, a horizontal sum per head and row) were slower.
+template <KvDtype T>
+constexpr bool kQuads = T != KvDtype::kFp16;
+
+template <KvDtype T>
 inline int64_t GroupTicks(int64_t group, int64_t n, int64_t d) {
   int64_t ticks = 0, g = 0;
+  if (kQuads<T> && group >= 8) {
+    for (; g + 4 <= group; g += 4) ticks += ChunkTicks<4>(n, d);
+  }
   for (; g + 2 <= group; g += 2) ticks += ChunkTicks<2>(n, d);
   for (; g < group; ++g) ticks += ChunkTicks<1>(n, d);
   return ticks;
@@ -330,7 +381,7 @@ void Process(const float* q, int64_t group, int64_t d_run, const Run& run, RunSt
     const auto* k = static_cast<const unsigned char*>(run.k) + t0 * d * B;
     const auto* v = static_cast<const unsigned char*>(run.v) + t0 * d * B;
     // The next tile: of this run, or else the first rows of the next run.
-    const int64_t ticks = GroupTicks(group, n, d);
+    const int64_t ticks = GroupTicks<T>(group, n, d);
     Pacer pf;
     if (t0 + tile < run.n) {
       pf = Pacer(k + n * d * B, v + n * d * B, std::min(tile, run.n - t0 - tile) * d * B, ticks);
@@ -345,6 +396,9 @@ void Process(const float* q, int64_t group, int64_t d_run, const Run& run, RunSt
                          scratch.s + g * kMaxTileTokens, kMaxTileTokens, scratch.k, pf);
       g += H;
     };
+    if (kQuads<T> && group >= 8) {
+      while (g + 4 <= group) chunk.template operator()<4>();
+    }
     while (g + 2 <= group) chunk.template operator()<2>();
     while (g < group) chunk.template operator()<1>();
   }
