@@ -340,8 +340,8 @@ inline void HeadChunk(const float* q, int64_t d, const unsigned char* k, const u
   PVTile<T, D, H, kPvCols<H>>(p, v, n, d, d, acc, pf);
 }
 
-// The heads of a group in fours (groups of 8 and more, dtypes where
-// kQuads<T>), then pairs, then a last single head: each chunk reads the tile
+// The heads of a group in fours (InFours: groups of 8 and more, all dtypes
+// but fp16), then pairs, then a last single head: each chunk reads the tile
 // once (from L1 after the first) and widens each element once for all its
 // heads, so no widened copy of the tile is written anywhere. Fours score 3
 // rows at a time (12 chains) and widen each element once per four heads
@@ -350,15 +350,18 @@ inline void HeadChunk(const float* q, int64_t d, const unsigned char* k, const u
 // cheap widening instruction; it keeps pairs); but streaming from memory,
 // group 4 in fours (one pass per tile instead of two) read int8 at 24-37 %
 // of the ceiling against 34-46 % in pairs, fp8 mostly lower too (seven
-// alternating runs each), so fours start at group 8 (docs/perf.md, 2026-11-30 05:00 UTC). Chunks of 8
-// (one row, 8 chains, a horizontal sum per head and row) were slower.
+// alternating runs each), so fours start at group 8 (docs/perf.md,
+// 2026-11-30). Chunks of 8 (one row, 8 chains, a horizontal sum per head
+// and row) were slower.
 template <KvDtype T>
-constexpr bool kQuads = T != KvDtype::kFp16;
+inline bool InFours(int64_t group) {
+  return T != KvDtype::kFp16 && group >= 8;
+}
 
 template <KvDtype T>
 inline int64_t GroupTicks(int64_t group, int64_t n, int64_t d) {
   int64_t ticks = 0, g = 0;
-  if (kQuads<T> && group >= 8) {
+  if (InFours<T>(group)) {
     for (; g + 4 <= group; g += 4) ticks += ChunkTicks<4>(n, d);
   }
   for (; g + 2 <= group; g += 2) ticks += ChunkTicks<2>(n, d);
@@ -396,7 +399,7 @@ void Process(const float* q, int64_t group, int64_t d_run, const Run& run, RunSt
                          scratch.s + g * kMaxTileTokens, kMaxTileTokens, scratch.k, pf);
       g += H;
     };
-    if (kQuads<T> && group >= 8) {
+    if (InFours<T>(group)) {
       while (g + 4 <= group) chunk.template operator()<4>();
     }
     while (g + 2 <= group) chunk.template operator()<2>();
