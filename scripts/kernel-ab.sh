@@ -4,7 +4,9 @@
 # into one binary (the old one in a renamed namespace) and timed turn about
 # on a cache that stays in L2, by CPU time, so a shared machine's drifting
 # speed affects both alike. Prints the median new/old speed ratio per dtype
-# and GQA group. How the kernel changes of docs/perf.md were judged.
+# and GQA group. How the kernel changes of docs/perf.md were judged; a change
+# to the L1 footprint or the order of the passes must be judged streaming
+# too (kvplan bench --shape, binaries alternating): see docs/perf.md.
 # TOKENS (default 256) x 128 columns of K and of V: 256 KiB in fp32, so the
 # cache fits a 512 KiB L2 for every dtype (until 2026-11-30 the default was
 # 1024, which in fp16 and fp32 filled or overflowed L2 and timed L3 too).
