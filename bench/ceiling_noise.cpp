@@ -25,10 +25,10 @@ int main(int argc, char** argv) {
   ReadCeilingMeter ceiling(ceiling_bytes, 0);
   ceiling.Measure(3);
   std::vector<double> figures;
-  fmt::print("a 256 MiB streaming read timed as a bench step, % of the {} MiB read ceiling beside it:\n",
-             ceiling_bytes >> 20);
+  fmt::print("a {} MiB streaming read timed as a bench step, % of the {} MiB read ceiling beside it:\n",
+             kNoiseFloorStepBytes >> 20, ceiling_bytes >> 20);
   for (int s = 0; s < shapes; ++s) {
-    figures.push_back(MeasureNoiseFloor(ceiling, 256ull << 20, 0, 7));  // what kvplan bench prints
+    figures.push_back(MeasureNoiseFloor(ceiling, kNoiseFloorStepBytes, 0, 7));  // what kvplan bench prints
     fmt::print("{:.0f} ", 100 * figures.back());
     std::fflush(stdout);
   }

@@ -78,9 +78,6 @@ void Progress(const std::string& line) {
 
 std::string Pct(double f) { return fmt::format("{:.0f}%", 100 * f); }
 
-// The bytes of the noise floor's step: far larger than any last-level cache.
-constexpr uint64_t kNoiseFloorBytes = 256 * kMiB;
-
 std::optional<double> DatasheetGbps(const BenchRun& run) {
   if (run.hardware && run.hardware->memory_bandwidth_gbps > 0) return run.hardware->memory_bandwidth_gbps;
   return std::nullopt;
@@ -130,11 +127,7 @@ Json ToJson(const BenchRun& run, const BenchOptions& o) {
   j.Set("read_ceiling_gbps", run.ceilings.read_gbps);
   j.Set("read_buffer_bytes", run.ceilings.read_buffer_bytes);
   j.Set("fma_peak_gflops", run.ceilings.fma_flops / 1e9);
-  if (run.noise_floor) {
-    j.Set("noise_floor_fraction", *run.noise_floor);
-  } else {
-    j.Set("noise_floor_fraction", nullptr);
-  }
+  j.Set("noise_floor_fraction", run.noise_floor ? Json(*run.noise_floor) : Json(nullptr));
   if (auto ds = DatasheetGbps(run)) {
     j.Set("hardware", run.hardware->name);
     j.Set("datasheet_gbps", *ds);
@@ -205,7 +198,7 @@ std::string ToText(const BenchRun& run) {
   if (run.noise_floor) {
     out += fmt::format("noise floor   {}  (the read loop itself over {}, timed as a step: what a "
                        "kernel streaming at the ceiling scores in this run)\n",
-                       Pct(*run.noise_floor), FormatGiB(kNoiseFloorBytes));
+                       Pct(*run.noise_floor), FormatGiB(kernels::kNoiseFloorStepBytes));
   }
   if (auto ds = DatasheetGbps(run)) {
     out += fmt::format("datasheet     {:.1f} GB/s  ({}); measured ceiling = {}\n", *ds,
@@ -311,10 +304,11 @@ void Run(const BenchOptions& o) {
   run.ceilings.read_gbps = ceilings.front();
   Progress("measuring the FMA peak");
   run.ceilings.fma_flops = kernels::MeasureFmaPeakFlops(run.simd, o.threads);
-  if (max_cache >= kNoiseFloorBytes) {
+  if (max_cache >= kernels::kNoiseFloorStepBytes) {
     Progress("measuring the noise floor (the read loop timed as a step)");
     // What a kernel streaming at the ceiling scores in this run (docs/perf.md).
-    run.noise_floor = kernels::MeasureNoiseFloor(*meter, kNoiseFloorBytes, o.threads, topt.repeats);
+    run.noise_floor =
+        kernels::MeasureNoiseFloor(*meter, kernels::kNoiseFloorStepBytes, o.threads, topt.repeats);
   }
   // The read ceiling again, beside every timed step: each step's bandwidth
   // is compared with the ceiling read just before it.

@@ -78,6 +78,11 @@ class CacheFlusher {
 /// next (docs/perf.md, "The noise floor").
 double MeasureNoiseFloor(ReadCeilingMeter& ceiling, uint64_t step_bytes, int threads, int repeats);
 
+/// The noise floor's step, as `kvplan bench` and bench/ceiling_noise.cpp
+/// time it: far larger than any last-level cache, and the smallest cache the
+/// bench's 90 % target is about.
+inline constexpr uint64_t kNoiseFloorStepBytes = 256ull << 20;
+
 namespace detail {
 /// The AVX2 FMA loop: FLOPs done by one thread in `iterations` steps.
 double FmaLoopAvx2(int64_t iterations, float* sink);
