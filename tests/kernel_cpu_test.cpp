@@ -191,6 +191,91 @@ TEST_CASE("cpu kernel: split-K across threads, long and uneven sequences") {
   for (SimdPath p : Paths()) Expect(c, {p, 0}, seed++);
 }
 
+TEST_CASE("cpu kernel: chunk cuts, static for small steps, guided for long ones") {
+  // Small: one chunk per thread, the static split.
+  CHECK(ChunkCuts(100, 1, 1) == std::vector<int64_t>{0, 100});
+  CHECK(ChunkCuts(10, 3, 1) == std::vector<int64_t>{0, 3, 6, 10});
+  CHECK(ChunkCuts(79, 2, 10) == std::vector<int64_t>{0, 39, 79});  // 79 / 8 < 10
+  CHECK(ChunkCuts(5, 8, 1) == std::vector<int64_t>{0, 0, 1, 1, 2, 3, 3, 4, 5});
+  // Long: a quarter of what is left (2 threads), rounded up, down to the
+  // smallest chunk; the last takes a remainder (13) rather than leave a
+  // sliver (3).
+  CHECK(ChunkCuts(80, 2, 10) == std::vector<int64_t>{0, 20, 35, 47, 57, 67, 80});
+  // A 256 MiB fp16 step, 8 KV heads x 128 (K and V: 512 B per token-head,
+  // 1 MiB chunks = 2048 token-heads): covers it, ascending, every chunk but the
+  // last >= the smallest, about 20 of them, none more than a quarter.
+  const int64_t total = int64_t{65536} * 8, min_chunk = 2048;
+  for (int threads : {2, 3, 16}) {
+    const std::vector<int64_t> cuts = ChunkCuts(total, threads, min_chunk);
+    INFO("threads ", threads, " chunks ", cuts.size() - 1);
+    CHECK(cuts.front() == 0);
+    CHECK(cuts.back() == total);
+    CHECK(cuts.size() - 1 > static_cast<size_t>(threads));
+    CHECK(cuts.size() - 1 < static_cast<size_t>(threads) * 40);
+    for (size_t i = 1; i < cuts.size(); ++i) {
+      CHECK(cuts[i] - cuts[i - 1] >= min_chunk);
+      CHECK(cuts[i] - cuts[i - 1] <= total / (2 * threads) + 1);
+    }
+  }
+  // A huge smallest chunk never overflows into a negative comparison.
+  CHECK(ChunkCuts(total, 4, int64_t{1} << 62) == std::vector<int64_t>{0, total / 4, total / 2, 3 * total / 4, total});
+}
+
+TEST_CASE("cpu kernel: many chunks taken in turn, merged in token order, deterministic") {
+  // chunk_bytes small enough that every case below is cut into many guided
+  // chunks, at token-heads inside blocks and across sequences.
+  uint32_t seed = 900;
+  for (KvDtype dt : kAllDtypes) {
+    for (int threads : {2, 3}) {
+      Case c;
+      c.dtype = dt;
+      c.shape = {4, 8, 2, 64};
+      c.lens = {1000, 3, 517, 0};
+      c.paged = threads == 3;
+      c.block_tokens = 16;
+      // A flat softmax (every token weighs ~1/1000, so one lost or doubled
+      // at a cut shows) and a peaky one.
+      c.q_gain = threads == 2 ? 0.3f : 4.0f;
+      CpuDecodeOptions o;
+      o.threads = threads;
+      o.chunk_bytes = 2 * 64 * 4 * 7;  // 7 fp32 token-heads, 28 int8
+      for (SimdPath p : Paths()) {
+        o.simd = p;
+        Expect(c, o, seed++);
+      }
+    }
+  }
+  // The same step twice: bit-identical, whichever thread took which chunk.
+  Case c;
+  c.shape = {2, 12, 3, 128};
+  c.lens = {2000, 777};
+  c.paged = true;
+  c.block_tokens = 32;
+  std::mt19937 rng(5);
+  KvCache cache = Build(c, rng);
+  std::vector<float> q(static_cast<size_t>(2 * 12 * 128));
+  std::normal_distribution<float> nd(0.0f, 2.0f);
+  for (float& x : q) x = nd(rng);
+  std::vector<float> out1(q.size()), out2(q.size());
+  DecodeArgs args;
+  args.shape = c.shape;
+  args.seq_lens = cache.Lengths().data();
+  args.q = q.data();
+  args.cache = cache.View();
+  CpuDecodeOptions o;
+  o.threads = 3;
+  o.chunk_bytes = 4096;
+  args.out = out1.data();
+  DecodeAttentionCpu(args, o);
+  args.out = out2.data();
+  DecodeAttentionCpu(args, o);
+  for (int i = 0; i < 5 && out1 == out2; ++i) DecodeAttentionCpu(args, o);
+  CHECK(out1 == out2);
+  const std::vector<double> ref = DecodeAttentionReference(args);
+  const Tolerance tf = ToleranceFor(KvDtype::kFp32);
+  CHECK(ToleranceRatio(out1.data(), ref, tf.abs_tol, tf.rel_tol) <= 1.0);
+}
+
 TEST_CASE("cpu kernel: random shapes") {
   std::mt19937 rng(2024);
   auto pick = [&](std::vector<int64_t> v) { return v[rng() % v.size()]; };

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -64,6 +65,25 @@ class ThreadArena {
 };
 
 }  // namespace
+
+// A static split (one range per thread) made every step wait for the
+// slowest thread, and on a shared host one vCPU often ran 5-12 % behind the
+// other for a whole step (measured at 256 MiB); with guided chunks the
+// faster thread takes more of the tail (docs/perf.md, 2026-11-30 07:00 UTC).
+std::vector<int64_t> ChunkCuts(int64_t total, int threads, int64_t min_chunk) {
+  std::vector<int64_t> cuts{0};
+  if (threads == 1 || total / (4 * threads) < min_chunk) {
+    for (int i = 1; i <= threads; ++i) cuts.push_back(total * i / threads);
+    return cuts;
+  }
+  while (cuts.back() < total) {
+    const int64_t rest = total - cuts.back();
+    int64_t n = std::max((rest + 2 * threads - 1) / (2 * threads), min_chunk);
+    if (rest - n < min_chunk) n = rest;
+    cuts.push_back(cuts.back() + n);
+  }
+  return cuts;
+}
 
 bool CpuHasAvx2() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -145,86 +165,90 @@ void DecodeAttentionCpu(const DecodeArgs& a, const CpuDecodeOptions& options) {
           ? options.threads
           : static_cast<int>(std::clamp<int64_t>(total * d / kMinElementsPerThread, 1,
                                                  std::max(1, omp_get_max_threads())));
-  // A thread cuts at most the stream it starts in and the one it ends in,
+  const std::vector<int64_t> cuts =
+      ChunkCuts(total, threads, std::max<int64_t>(1, options.chunk_bytes / (2 * d * esize)));
+  const int64_t chunks = static_cast<int64_t>(cuts.size()) - 1;
+  // A chunk cuts at most the stream it starts in and the one it ends in,
   // each a partial state per KV head it carries.
-  std::vector<Partial> partials(2 * static_cast<size_t>(threads * heads));
+  std::vector<Partial> partials(2 * static_cast<size_t>(chunks * heads));
+  std::atomic<int64_t> next_chunk{0};
 
 #pragma omp parallel num_threads(threads)
   {
-    const int i = omp_get_thread_num();
-    const int nt = omp_get_num_threads();
-    const int64_t lo = total * i / nt, hi = total * (i + 1) / nt;
     const int64_t tile = cpu::TileTokens(d);
     const int64_t hg = heads * group;
     ThreadArena arena({hg * d, hg, hg, hg * d, tile * d, tile * d, group * cpu::kMaxTileTokens});
     const std::span<float> qs = arena[0], m = arena[1], l = arena[2], acc = arena[3];
     cpu::Scratch scratch{arena[4].data(), arena[5].data(), arena[6].data()};
-    int64_t s = std::upper_bound(start.begin(), start.end(), lo) - start.begin() - 1;
-    for (; lo < hi && s < streams && start[s] < hi; ++s) {
-      const int64_t b = by_block ? s : s / hkv, kvh0 = by_block ? 0 : s % hkv;
-      const int64_t len = a.seq_lens[b];
-      // Token range of this stream the thread owns (a paged stream is cut
-      // at a token, rounding the cut down to a whole token).
-      const int64_t t_begin = (std::max(lo, start[s]) - start[s]) / heads;
-      const int64_t t_end = (std::min(hi, start[s + 1]) - start[s]) / heads;
-      if (t_begin >= t_end) continue;
-      const float* q = a.q + (b * sh.q_heads + kvh0 * group) * d;
-      for (int64_t j = 0; j < hg * d; ++j) qs[j] = q[j] * scale;
-      std::fill(m.begin(), m.end(), -std::numeric_limits<float>::infinity());
-      std::fill(l.begin(), l.end(), 0.0f);
-      std::fill(acc.begin(), acc.end(), 0.0f);
-      const int64_t bt = c.layout.BlockTokens();
-      // The run of consecutive rows of head h from token t: the rest of the
-      // sequence (contiguous) or of the block (paged).
-      const auto run_at = [&](int64_t t, int64_t h) {
-        cpu::Run run;
-        const int64_t row = c.layout.Row(b, kvh0 + h, t, hkv);
-        run.k = static_cast<const unsigned char*>(c.k) + row * d * esize;
-        run.v = static_cast<const unsigned char*>(c.v) + row * d * esize;
-        run.k_scale = HasScales(c.dtype) ? c.k_scale + row : nullptr;
-        run.v_scale = HasScales(c.dtype) ? c.v_scale + row : nullptr;
-        run.n = std::min(t_end - t, bt - t % bt);
-        return run;
-      };
-      // Each run knows the one after it, so the kernel can prefetch across
-      // a block (or head) boundary.
-      int64_t t = t_begin, h = 0;
-      cpu::Run run = run_at(t, h);
-      while (t < t_end) {
-        const int64_t t_next = h + 1 < heads ? t : t + run.n;
-        const int64_t h_next = h + 1 < heads ? h + 1 : 0;
-        cpu::Run next;
-        if (t_next < t_end) {
-          next = run_at(t_next, h_next);
-          run.next_k = next.k;
-          run.next_v = next.v;
-          run.next_n = next.n;
-        }
-        cpu::RunState st{m.data() + h * group, l.data() + h * group, acc.data() + h * group * d};
-        run_fn(qs.data() + h * group * d, group, d, c.dtype, run, st, scratch);
-        run = next;
-        t = t_next;
-        h = h_next;
-      }
-      for (h = 0; h < heads; ++h) {
-        const int64_t kvh = kvh0 + h;
-        const float* hm = m.data() + h * group;
-        const float* hl = l.data() + h * group;
-        const float* hacc = acc.data() + h * group * d;
-        if (t_begin == 0 && t_end == len) {
-          float* o = a.out + (b * sh.q_heads + kvh * group) * d;
-          for (int64_t g = 0; g < group; ++g) {
-            const float inv = 1.0f / hl[g];
-            for (int64_t j = 0; j < d; ++j) o[g * d + j] = hacc[g * d + j] * inv;
+    for (int64_t i; (i = next_chunk.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
+      const int64_t lo = cuts[i], hi = cuts[i + 1];
+      int64_t s = std::upper_bound(start.begin(), start.end(), lo) - start.begin() - 1;
+      for (; lo < hi && s < streams && start[s] < hi; ++s) {
+        const int64_t b = by_block ? s : s / hkv, kvh0 = by_block ? 0 : s % hkv;
+        const int64_t len = a.seq_lens[b];
+        // Token range of this stream the thread owns (a paged stream is cut
+        // at a token, rounding the cut down to a whole token).
+        const int64_t t_begin = (std::max(lo, start[s]) - start[s]) / heads;
+        const int64_t t_end = (std::min(hi, start[s + 1]) - start[s]) / heads;
+        if (t_begin >= t_end) continue;
+        const float* q = a.q + (b * sh.q_heads + kvh0 * group) * d;
+        for (int64_t j = 0; j < hg * d; ++j) qs[j] = q[j] * scale;
+        std::fill(m.begin(), m.end(), -std::numeric_limits<float>::infinity());
+        std::fill(l.begin(), l.end(), 0.0f);
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        const int64_t bt = c.layout.BlockTokens();
+        // The run of consecutive rows of head h from token t: the rest of the
+        // sequence (contiguous) or of the block (paged).
+        const auto run_at = [&](int64_t t, int64_t h) {
+          cpu::Run run;
+          const int64_t row = c.layout.Row(b, kvh0 + h, t, hkv);
+          run.k = static_cast<const unsigned char*>(c.k) + row * d * esize;
+          run.v = static_cast<const unsigned char*>(c.v) + row * d * esize;
+          run.k_scale = HasScales(c.dtype) ? c.k_scale + row : nullptr;
+          run.v_scale = HasScales(c.dtype) ? c.v_scale + row : nullptr;
+          run.n = std::min(t_end - t, bt - t % bt);
+          return run;
+        };
+        // Each run knows the one after it, so the kernel can prefetch across
+        // a block (or head) boundary.
+        int64_t t = t_begin, h = 0;
+        cpu::Run run = run_at(t, h);
+        while (t < t_end) {
+          const int64_t t_next = h + 1 < heads ? t : t + run.n;
+          const int64_t h_next = h + 1 < heads ? h + 1 : 0;
+          cpu::Run next;
+          if (t_next < t_end) {
+            next = run_at(t_next, h_next);
+            run.next_k = next.k;
+            run.next_v = next.v;
+            run.next_n = next.n;
           }
-        } else {
-          Partial& part = partials[(2 * static_cast<size_t>(i) + (t_begin == 0 ? 1 : 0)) *
-                                       static_cast<size_t>(heads) +
-                                   static_cast<size_t>(h)];
-          part.pair = b * hkv + kvh;
-          part.m.assign(hm, hm + group);
-          part.l.assign(hl, hl + group);
-          part.acc.assign(hacc, hacc + group * d);
+          cpu::RunState st{m.data() + h * group, l.data() + h * group, acc.data() + h * group * d};
+          run_fn(qs.data() + h * group * d, group, d, c.dtype, run, st, scratch);
+          run = next;
+          t = t_next;
+          h = h_next;
+        }
+        for (h = 0; h < heads; ++h) {
+          const int64_t kvh = kvh0 + h;
+          const float* hm = m.data() + h * group;
+          const float* hl = l.data() + h * group;
+          const float* hacc = acc.data() + h * group * d;
+          if (t_begin == 0 && t_end == len) {
+            float* o = a.out + (b * sh.q_heads + kvh * group) * d;
+            for (int64_t g = 0; g < group; ++g) {
+              const float inv = 1.0f / hl[g];
+              for (int64_t j = 0; j < d; ++j) o[g * d + j] = hacc[g * d + j] * inv;
+            }
+          } else {
+            Partial& part = partials[(2 * static_cast<size_t>(i) + (t_begin == 0 ? 1 : 0)) *
+                                         static_cast<size_t>(heads) +
+                                     static_cast<size_t>(h)];
+            part.pair = b * hkv + kvh;
+            part.m.assign(hm, hm + group);
+            part.l.assign(hl, hl + group);
+            part.acc.assign(hacc, hacc + group * d);
+          }
         }
       }
     }

@@ -1,15 +1,17 @@
 // The CPU decode-attention kernel (contract: kernels/decode.h).
 //
 // Work split: the (sequence, KV head, token) space is laid out in the cache's
-// own order and cut into one contiguous range per thread, so each thread
-// streams its own stretch of memory start to end (split-K: a long sequence is
-// shared by all threads, a batch of short ones is dealt out whole). In a
+// own order and cut into contiguous chunks that the threads take in turn
+// (one per thread for a small step; for a long one, shrinking shares of what
+// is left, so a thread slowed by a neighbour on a shared host takes less),
+// each chunk streamed start to end (split-K: a long sequence is shared by
+// all threads, a batch of short ones is dealt out whole). In a
 // paged cache that order is block by block, every KV head of a block before
 // the next block (the heads of a block are adjacent in memory). A thread
 // keeps an online-softmax state (running max m, sum l, unnormalised output)
 // per (sequence, KV head) it touches; a (sequence, KV head) cut between
-// threads is merged afterwards with log-sum-exp weights. GQA: each K/V row is
-// read once and used by all query heads of its group.
+// chunks is merged afterwards with log-sum-exp weights, in token order.
+// GQA: each K/V row is read once and used by all query heads of its group.
 //
 // Inner loop: tiles of a few KB of K and V (dequantized into an L1 scratch
 // unless fp32), scores for all query heads of the group, one online-softmax
@@ -18,7 +20,9 @@
 // paths read every element exactly as DecodeElement() does.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "kernels/decode.h"
 
@@ -34,7 +38,19 @@ struct CpuDecodeOptions {
   /// how the tests reach the split-K merge); 0 = OpenMP's default (all
   /// cores, or OMP_NUM_THREADS), fewer when the step is too small to share.
   int threads = 0;
+  /// The smallest piece of a long step a thread takes at a time (threads
+  /// take chunks in turn, shrinking towards this; see decode_cpu.cpp).
+  /// Tests set it small to cut a small cache at many places.
+  int64_t chunk_bytes = int64_t{1} << 20;
 };
+
+/// The chunks threads take in turn from a shared counter, as cuts of
+/// [0, total) work units (token-heads, in the cache's order): one chunk per
+/// thread while the step is small (fewer than four of the smallest chunk per
+/// thread), else guided: each a 1/(2 threads) share of what is left, but at
+/// least `min_chunk`, the last taking a remainder below that. Returns the
+/// cuts, first 0, last total, ascending.
+std::vector<int64_t> ChunkCuts(int64_t total, int threads, int64_t min_chunk);
 
 /// True when this CPU runs the AVX2 path (avx2, fma and f16c).
 bool CpuHasAvx2();
