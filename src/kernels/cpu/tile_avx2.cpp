@@ -100,10 +100,22 @@ constexpr int64_t kElementBytes =
 // alone leaves gaps in two interleaved streams. So each Tick() (about eight
 // FMAs of work) requests the next `per` lines of K and the same of V, as
 // few as cover the next tile within this tile's ticks. The state is two
-// pointers and two integers, cheap enough to stay in registers. The hint is
-// non-temporal: every cached byte is read once per step, so it need not
-// displace anything in L2/L3 (measured, 4 shapes x 3 paired runs: 91 % of
-// the read ceiling on average against 86 % with T0, never below it).
+// pointers and two integers, cheap enough to stay in registers.
+//
+// The hint (PrefetchHint): T0 for fp16, bf16 and int8 caches, NTA for fp32
+// and fp8. Every cached byte is read once per step, which argued for NTA,
+// and runs in separate processes once measured NTA ahead (91 % of the read
+// ceiling against 86 %); timed in one process, the two hints alternating
+// step by step in both orders (docs/perf.md, 2026-11-30 06:45-07:30), T0 took
+// 3-14 % off the step at every fp16, bf16 and int8 shape of 256 MiB (most at
+// fp16 group 4), none for fp32 (-5..+7 %) and made fp8 4-7 % slower.
+using Hint = decltype(_MM_HINT_T0);  // an enum in GCC's headers, an int in clang's
+template <KvDtype T>
+constexpr Hint PrefetchHint() {
+  return T == KvDtype::kFp32 || T == KvDtype::kFp8E4M3 ? _MM_HINT_NTA : _MM_HINT_T0;
+}
+
+template <Hint kHint>
 class Pacer {
  public:
   Pacer() = default;
@@ -117,8 +129,8 @@ class Pacer {
   inline void Tick() {
     if (off_ < end_) {
       for (int64_t o = off_; o < off_ + step_; o += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(k_ + o), _MM_HINT_NTA);
-        _mm_prefetch(reinterpret_cast<const char*>(v_ + o), _MM_HINT_NTA);
+        _mm_prefetch(reinterpret_cast<const char*>(k_ + o), kHint);
+        _mm_prefetch(reinterpret_cast<const char*>(v_ + o), kHint);
       }
       off_ += step_;
     }
@@ -136,7 +148,7 @@ class Pacer {
 // One tick per 8 columns.
 template <KvDtype T, int64_t D, int H, int R>
 inline void ScoreTile(const float* q, const unsigned char* k, int64_t d_run, float* s,
-                      int64_t stride, Pacer& pf) {
+                      int64_t stride, auto& pf) {
   constexpr int64_t B = kElementBytes<T>;
   const int64_t d = D > 0 ? D : d_run;
   __m256 a[H][R];
@@ -208,7 +220,7 @@ inline void ScoreTile(const float* q, const unsigned char* k, int64_t d_run, flo
 // columns. D: cols = ld = D known at compile time (0: at run time).
 template <KvDtype T, int64_t D, int H, int C>
 inline void PVTile(const float* p, const unsigned char* v, int64_t n,
-                   int64_t cols_run, int64_t ld_run, float* acc, Pacer& pf) {
+                   int64_t cols_run, int64_t ld_run, float* acc, auto& pf) {
   constexpr int64_t B = kElementBytes<T>;
   const int64_t cols = D > 0 ? D : cols_run, ld = D > 0 ? D : ld_run;
   int64_t i = 0;
@@ -315,7 +327,7 @@ inline int64_t ChunkTicks(int64_t n, int64_t d) {
 template <KvDtype T, int64_t D, int H>
 inline void HeadChunk(const float* q, int64_t d, const unsigned char* k, const unsigned char* v,
                       int64_t n, const Run& run, int64_t t0, float* m, float* l, float* acc,
-                      float* s, int64_t stride, float* pt, Pacer& pf) {
+                      float* s, int64_t stride, float* pt, auto& pf) {
   constexpr int64_t B = kElementBytes<T>;
   constexpr int R = kScoreRows<H>;
   int64_t t = 0;
@@ -385,11 +397,11 @@ void Process(const float* q, int64_t group, int64_t d_run, const Run& run, RunSt
     const auto* v = static_cast<const unsigned char*>(run.v) + t0 * d * B;
     // The next tile: of this run, or else the first rows of the next run.
     const int64_t ticks = GroupTicks<T>(group, n, d);
-    Pacer pf;
+    Pacer<PrefetchHint<T>()> pf;
     if (t0 + tile < run.n) {
-      pf = Pacer(k + n * d * B, v + n * d * B, std::min(tile, run.n - t0 - tile) * d * B, ticks);
+      pf = decltype(pf)(k + n * d * B, v + n * d * B, std::min(tile, run.n - t0 - tile) * d * B, ticks);
     } else if (run.next_k != nullptr) {
-      pf = Pacer(static_cast<const unsigned char*>(run.next_k),
+      pf = decltype(pf)(static_cast<const unsigned char*>(run.next_k),
                  static_cast<const unsigned char*>(run.next_v),
                  std::min(tile, run.next_n) * d * B, ticks);
     }
