@@ -6,10 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Build: compiler, CMake, the four libraries. Tests: valgrind (the CLI is run
-# under it), python3 (docs examples). nvcc is optional: with it the CUDA kernel
+# under it), python3 (docs examples), patch (scripts/stream-ab's patches are
+# checked against the tree). nvcc is optional: with it the CUDA kernel
 # is built too.
 packages=(cmake ninja-build g++ libcli11-dev libfmt-dev libyaml-cpp-dev doctest-dev valgrind
-          python3)
+          python3 patch)
 bash scripts/install-packages.sh "${packages[@]}"
 
 cmake --preset release >/dev/null

@@ -69,7 +69,7 @@ class ThreadArena {
 // A static split (one range per thread) made every step wait for the
 // slowest thread, and on a shared host one vCPU often ran 5-12 % behind the
 // other for a whole step (measured at 256 MiB); with guided chunks the
-// faster thread takes more of the tail (docs/perf.md, "2026-11-30 (06:45-07:30
+// faster thread takes more of the tail (docs/perf.md, "2026-11-30 (06:45-07:50
 // UTC)").
 std::vector<int64_t> ChunkCuts(int64_t total, int threads, int64_t min_chunk) {
   std::vector<int64_t> cuts{0};

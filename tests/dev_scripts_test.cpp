@@ -1,0 +1,64 @@
+// The developer scripts that docs/perf.md's figures are reproduced with must
+// keep working as the code moves: scripts/stream-ab.sh's patches have to
+// apply to the tree as it is now, and its reader has to pair steps right.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "cli_runner.h"
+
+using kvplan::test::ReadFile;
+using kvplan::test::SourcePath;
+using kvplan::test::TempDir;
+using kvplan::test::WriteFile;
+
+namespace {
+
+int Run(const std::string& cmd) {
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+}  // namespace
+
+TEST_CASE("scripts/stream-ab: the harness, then each example variant, apply to the tree as it is") {
+  // As the script does: a copy of the kernel sources, the harness patched
+  // in, then each variant (some patch the harness's lines) tried on it.
+  const std::string dir = TempDir();
+  REQUIRE(Run("mkdir -p '" + dir + "/src/kernels/cpu' && cp '" +
+              SourcePath("src/kernels/cpu/decode_cpu.cpp") + "' '" +
+              SourcePath("src/kernels/cpu/tile_avx2.cpp") + "' '" + dir + "/src/kernels/cpu/'") == 0);
+  const auto apply = [&](const std::string& patch, bool dry) {
+    return Run(std::string("patch ") + (dry ? "--dry-run " : "") + "-s -p1 -d '" + dir + "' < '" +
+               SourcePath("scripts/stream-ab/" + patch) + "' > /dev/null 2>&1");
+  };
+  REQUIRE(apply("harness.patch", false) == 0);
+  CHECK(ReadFile(dir + "/src/kernels/cpu/decode_cpu.cpp").find("int kvplan_ab_variant = 0;") !=
+        std::string::npos);
+  for (const char* p : {"nta-variant.patch", "null-variant.patch", "static-split-variant.patch"}) {
+    CAPTURE(p);
+    CHECK(apply(p, true) == 0);
+  }
+}
+
+TEST_CASE("scripts/stream-ab: pairs adjacent steps, skips the first pair, medians the ratios") {
+  const std::string dir = TempDir();
+  // First pair (validation + first step) skipped; then base/variant in both
+  // orders: ratios 1.1, 1.2, 0.9, 1.0, 1.5 -> median 1.1, IQR 1.0-1.2.
+  const std::string in = WriteFile(dir, "steps.txt",
+                                   "kvplan bench: progress\nAB 0 100\nAB 1 1\n"
+                                   "AB 0 10\nAB 1 11\nAB 1 12\nAB 0 10\nAB 0 10\nAB 1 9\n"
+                                   "AB 1 10\nAB 0 10\nAB 0 10\nAB 1 15\n");
+  const std::string py = "python3 '" + SourcePath("scripts/stream-ab/pairs.py") + "'";
+  REQUIRE(Run(py + " < '" + in + "' > '" + dir + "/out.txt'") == 0);
+  CHECK(ReadFile(dir + "/out.txt") ==
+        "  5 pairs  variant/base 1.100 (IQR 1.000-1.200)  base 10.00 ms  variant 11.00 ms\n");
+  // Without the harness there is nothing to pair: an error, not a number.
+  const std::string none = WriteFile(dir, "none.txt", "kvplan bench: progress\n");
+  CHECK(Run(py + " < '" + none + "' > /dev/null 2> '" + dir + "/err.txt'") == 1);
+  CHECK(ReadFile(dir + "/err.txt") ==
+        "stream-ab: fewer than 3 pairs of steps were timed (is the harness patch applied?)\n");
+}
