@@ -106,7 +106,7 @@ constexpr int64_t kElementBytes =
 // and fp8. Every cached byte is read once per step, which argued for NTA,
 // and runs in separate processes once measured NTA ahead (91 % of the read
 // ceiling against 86 %); timed in one process, the two hints alternating
-// step by step in both orders (docs/perf.md, 2026-11-30 06:45-07:30), T0 took
+// step by step in both orders (docs/perf.md, 2026-11-30 06:45-07:50), T0 took
 // 3-14 % off the step at every fp16, bf16 and int8 shape of 256 MiB (most at
 // fp16 group 4), none for fp32 (-5..+7 %) and made fp8 4-7 % slower.
 using Hint = decltype(_MM_HINT_T0);  // an enum in GCC's headers, an int in clang's
@@ -352,22 +352,25 @@ inline void HeadChunk(const float* q, int64_t d, const unsigned char* k, const u
   PVTile<T, D, H, kPvCols<H>>(p, v, n, d, d, acc, pf);
 }
 
-// The heads of a group in fours (InFours: groups of 8 and more, all dtypes
-// but fp16), then pairs, then a last single head: each chunk reads the tile
-// once (from L1 after the first) and widens each element once for all its
-// heads, so no widened copy of the tile is written anywhere. Fours score 3
-// rows at a time (12 chains) and widen each element once per four heads
-// instead of once per two. In L2 (scripts/kernel-ab.sh) that is 1.04-1.30x
-// at groups 4 and 8 for fp32, bf16, int8 and fp8, 0.93-0.95x for fp16 (one
-// cheap widening instruction; it keeps pairs); but streaming from memory,
-// group 4 in fours (one pass per tile instead of two) read int8 at 24-37 %
-// of the ceiling against 34-46 % in pairs, fp8 mostly lower too (seven
-// alternating runs each), so fours start at group 8 (docs/perf.md,
-// 2026-11-30). Chunks of 8 (one row, 8 chains, a horizontal sum per head
-// and row) were slower.
+// The heads of a group in fours (InFours), then pairs, then a last single
+// head: each chunk reads the tile once (from L1 after the first) and widens
+// each element once for all its heads, so no widened copy of the tile is
+// written anywhere. Fours score 3 rows at a time (12 chains) and widen each
+// element once per four heads instead of once per two. Fours from group 4
+// for fp32, fp16 and bf16 caches, from group 8 for int8 and fp8: judged
+// streaming 256 MiB, in one process, against pairs (scripts/stream-ab.sh,
+// docs/perf.md 2026-11-30 07:40 UTC), fours took fp32 group 4 to 0.81-0.86
+// of the time, fp16 group 8 to 0.91-0.98, fp16 group 4 to 0.97-0.98, bf16
+// group 4 to 0.98-0.99, while int8 and fp8 at group 4 were mixed (1.13 and
+// 1.00, 0.97 and 1.14) and stay in pairs, as runs in separate processes
+// had also found (int8 24-37 % of the ceiling against 34-46 %). In L2
+// (scripts/kernel-ab.sh) fours are 1.04-1.30x for fp32, bf16, int8 and fp8
+// and 0.93-0.95x for fp16, which widens with one cheap instruction: there
+// the second pass over the tile costs little, streaming it does. Chunks of 8
+// (one row, 8 chains, a horizontal sum per head and row) were slower.
 template <KvDtype T>
 inline bool InFours(int64_t group) {
-  return T != KvDtype::kFp16 && group >= 8;
+  return group >= (kElementBytes<T> >= 2 ? 4 : 8);
 }
 
 template <KvDtype T>
