@@ -274,8 +274,11 @@ inline void SoftmaxStep(float* s, int64_t n, const Run& run, int64_t t0, float& 
   float tile_max = Hmax(mx);
   for (; t < n; ++t) tile_max = std::max(tile_max, s[t]);
   const float m_new = std::max(m, tile_max);
-  // exp(m - m_new); ~1e-38 for the first tile (m = -inf), where l and acc are 0.
-  const float alpha = _mm256_cvtss_f32(Exp(_mm256_set1_ps(m - m_new)));
+  // exp(m - m_new); ~1e-38 for the first tile (m = -inf), where l and acc
+  // are 0. Only when the max moved: after the first tiles it rarely does,
+  // and Exp (exactly 1 at 0) costs about 20 instructions per head and tile,
+  // 2-3 % of a group 4-8 step (scripts/stream-ab.sh, docs/perf.md).
+  const float alpha = m_new == m ? 1.0f : _mm256_cvtss_f32(Exp(_mm256_set1_ps(m - m_new)));
   const __m256 mv = _mm256_set1_ps(m_new);
   __m256 sumv = _mm256_setzero_ps();
   t = 0;
