@@ -30,7 +30,8 @@ TEST_CASE("scripts/stream-ab: the harness, then each example variant, apply to t
   const std::string dir = TempDir();
   REQUIRE(Run("mkdir -p '" + dir + "/src/kernels/cpu' && cp '" +
               SourcePath("src/kernels/cpu/decode_cpu.cpp") + "' '" +
-              SourcePath("src/kernels/cpu/tile_avx2.cpp") + "' '" + dir + "/src/kernels/cpu/'") == 0);
+              SourcePath("src/kernels/cpu/tile_avx2.cpp") + "' '" + dir +
+              "/src/kernels/cpu/'") == 0);
   const auto apply = [&](const std::string& patch, bool dry) {
     return Run(std::string("patch ") + (dry ? "--dry-run " : "") + "-s -p1 -d '" + dir + "' < '" +
                SourcePath("scripts/stream-ab/" + patch) + "' > /dev/null 2>&1");

@@ -218,7 +218,8 @@ TEST_CASE("cpu kernel: chunk cuts, static for small steps, guided for long ones"
     }
   }
   // A huge smallest chunk never overflows into a negative comparison.
-  CHECK(ChunkCuts(total, 4, int64_t{1} << 62) == std::vector<int64_t>{0, total / 4, total / 2, 3 * total / 4, total});
+  CHECK(ChunkCuts(total, 4, int64_t{1} << 62) ==
+        std::vector<int64_t>{0, total / 4, total / 2, 3 * total / 4, total});
 }
 
 TEST_CASE("cpu kernel: many chunks taken in turn, merged in token order, deterministic") {

@@ -362,7 +362,7 @@ inline void HeadChunk(const float* q, int64_t d, const unsigned char* k, const u
 // element once per four heads instead of once per two. Fours from group 4
 // for fp32, fp16 and bf16 caches, from group 8 for int8 and fp8: judged
 // streaming 256 MiB, in one process, against pairs (scripts/stream-ab.sh,
-// docs/perf.md 2026-11-30 07:40 UTC), fours took fp32 group 4 to 0.81-0.86
+// docs/perf.md 2026-11-30 06:45-07:50), fours took fp32 group 4 to 0.81-0.86
 // of the time, fp16 group 8 to 0.91-0.98, fp16 group 4 to 0.97-0.98, bf16
 // group 4 to 0.98-0.99, while int8 and fp8 at group 4 were mixed (1.13 and
 // 1.00, 0.97 and 1.14) and stay in pairs, as runs in separate processes
@@ -405,11 +405,12 @@ void Process(const float* q, int64_t group, int64_t d_run, const Run& run, RunSt
     const int64_t ticks = GroupTicks<T>(group, n, d);
     Pacer<PrefetchHint<T>()> pf;
     if (t0 + tile < run.n) {
-      pf = decltype(pf)(k + n * d * B, v + n * d * B, std::min(tile, run.n - t0 - tile) * d * B, ticks);
+      pf = decltype(pf)(k + n * d * B, v + n * d * B,
+                        std::min(tile, run.n - t0 - tile) * d * B, ticks);
     } else if (run.next_k != nullptr) {
       pf = decltype(pf)(static_cast<const unsigned char*>(run.next_k),
-                 static_cast<const unsigned char*>(run.next_v),
-                 std::min(tile, run.next_n) * d * B, ticks);
+                        static_cast<const unsigned char*>(run.next_v),
+                        std::min(tile, run.next_n) * d * B, ticks);
     }
     int64_t g = 0;
     const auto chunk = [&]<int H>() {
