@@ -15,14 +15,14 @@
 # and variant first. Caches are flushed and the read ceiling re-read before
 # every step, as in any bench run. Prints, per shape and order, the median
 # over adjacent pairs of variant time / base time (< 1: the variant is
-# faster). A null variant read 0.97-1.02 here (docs/perf.md), so trust only
-# what shows in both orders on most shapes.
+# faster). scripts/stream-ab/null-variant.patch changes nothing and reads
+# 0.97-1.02 here (docs/perf.md), so trust only what shows in both orders on
+# most shapes. REPEATS (default 41) steps per run; shapes default to the
+# bench's 256 MiB fp16 group 1 and 4, fp32, int8 and paged ones.
 #
 #   scripts/stream-ab.sh VARIANT.patch [SHAPE ...]
-#   e.g. scripts/stream-ab.sh scripts/stream-ab/nta-variant.patch dtype=fp16,context=64K,kv_heads=8,group=4
-# scripts/stream-ab/null-variant.patch changes nothing: it measures the
-# method's own spread. REPEATS (default 41) steps per run. Shapes default to the bench's
-# 256 MiB fp16 group 1 and 4, fp32, int8 and paged ones.
+#   e.g. scripts/stream-ab.sh scripts/stream-ab/nta-variant.patch \
+#          dtype=fp16,context=64K,kv_heads=8,group=4
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -ge 1 ] || { echo "usage: scripts/stream-ab.sh VARIANT.patch [SHAPE ...]" >&2; exit 2; }
