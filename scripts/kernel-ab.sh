@@ -17,10 +17,17 @@ rev=${1:-HEAD}
 tokens=${2:-256}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-git show "$rev:src/kernels/cpu/tile_avx2.cpp" > "$out/tile_old.cpp"
+# The old tile code with its own headers (tile.h and, since 2026-12-01, the
+# width-generic tile_simd.inc), found first on the old side's include path.
+mkdir -p "$out/old/kernels/cpu"
+for f in tile_avx2.cpp tile.h tile_simd.inc; do
+  if git cat-file -e "$rev:src/kernels/cpu/$f" 2>/dev/null; then
+    git show "$rev:src/kernels/cpu/$f" > "$out/old/kernels/cpu/$f"
+  fi
+done
 flags=(-O3 -std=c++20 -Isrc -march=x86-64 -falign-functions=64 -falign-loops=32)  # as src/kernels/CMakeLists.txt
-c++ "${flags[@]}" -Dkvplan=kvplan_old -c "$out/tile_old.cpp" -o "$out/tile_old.o"
-c++ "${flags[@]}" -Dkvplan=kvplan_old -DKVPLAN_AB_ENTRY=ab_old -c scripts/kernel-ab/drv.cpp -o "$out/drv_old.o"
+c++ -I"$out/old" "${flags[@]}" -Dkvplan=kvplan_old -c "$out/old/kernels/cpu/tile_avx2.cpp" -o "$out/tile_old.o"
+c++ -I"$out/old" "${flags[@]}" -Dkvplan=kvplan_old -DKVPLAN_AB_ENTRY=ab_old -c scripts/kernel-ab/drv.cpp -o "$out/drv_old.o"
 c++ "${flags[@]}" -c src/kernels/cpu/tile_avx2.cpp -o "$out/tile_new.o"
 c++ "${flags[@]}" -DKVPLAN_AB_ENTRY=ab_new -c scripts/kernel-ab/drv.cpp -o "$out/drv_new.o"
 c++ "${flags[@]}" scripts/kernel-ab/main.cpp "$out"/*.o -o "$out/kernel-ab"

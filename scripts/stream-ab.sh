@@ -10,8 +10,9 @@
 # elements or more runs with the global `kvplan_ab_variant` = 1, and each
 # step prints its wall time) and VARIANT.patch (your change, written to run
 # only while `kvplan_ab_variant` is 1; declare `extern int kvplan_ab_variant;`
-# at file scope), builds kvplan there (incrementally after the first time),
-# and runs `kvplan bench --shape S --repeats N` per shape twice, base first
+# at file scope: for tile_simd.inc, which is included inside a namespace, in
+# tile.h, as nta-variant.patch does), builds kvplan there (incrementally
+# after the first time), and runs `kvplan bench --shape S --repeats N` per shape twice, base first
 # and variant first. Caches are flushed and the read ceiling re-read before
 # every step, as in any bench run. Prints, per shape and order, the median
 # over adjacent pairs of variant time / base time (< 1: the variant is

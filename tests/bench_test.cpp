@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include <map>
+#include <numeric>
 #include <set>
 
 #include <cmath>
@@ -90,12 +91,45 @@ TEST_CASE("bench: a wrong kernel is refused before it is timed") {
   CHECK(calls == 1);  // validation only: never timed
 }
 
+TEST_CASE("bench: every read loop sums exactly; the fastest is one this CPU runs, chosen once") {
+  // 64 MiB plus 13 words: a tail no loop's vector step covers.
+  const uint64_t words = (uint64_t{64} << 20) / 8 + 13;
+  std::vector<uint64_t> w(words);
+  uint64_t expected = 0;
+  for (uint64_t i = 0; i < words; ++i) expected += (w[i] = i * 0x9E3779B97F4A7C15ull);
+  const std::vector<ReadLoop> loops = SupportedReadLoops();
+  REQUIRE(!loops.empty());
+  CHECK(loops.front() == ReadLoop::kSse2);
+  CHECK((std::find(loops.begin(), loops.end(), ReadLoop::kAvx512) != loops.end()) == CpuHasAvx512());
+  CHECK((std::find(loops.begin(), loops.end(), ReadLoop::kAvx2Prefetch) != loops.end()) == CpuHasAvx2());
+  for (ReadLoop loop : loops) {
+    CAPTURE(ReadLoopName(loop));
+    CHECK(SumWords(loop, w.data(), words) == expected);
+    CHECK(SumWords(loop, w.data() + 1, 40) == std::accumulate(w.begin() + 1, w.begin() + 41, uint64_t{0}));
+  }
+  const ReadLoop fastest = FastestReadLoop(2);
+  CHECK(std::find(loops.begin(), loops.end(), fastest) != loops.end());
+  CHECK(FastestReadLoop(2) == fastest);  // remembered, not measured again
+  CHECK(ReadCeilingMeter(1 << 20, 2).loop() == fastest);
+  CHECK(ReadLoopName(ReadLoop::kAvx512Prefetch) == "avx512+prefetch");
+}
+
 TEST_CASE("kvplan bench: json keys, a profile that reads back, --force") {
   const std::string dir = test::TempDir();
   const std::string args = "bench --quick --max-cache 4MiB --repeats 1 --threads 2";
   test::CliResult r = test::RunKvplan(args + " --format json --save prof.yaml", dir);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("\"read_ceiling_gbps\": ") != std::string::npos);
+  {
+    // The loop that process chose (measured there, so not necessarily this one's).
+    const std::string key = "\"read_loop\": \"";
+    const size_t at = r.out.find(key);
+    REQUIRE(at != std::string::npos);
+    const std::string name = r.out.substr(at + key.size(), r.out.find('"', at + key.size()) - at - key.size());
+    const std::vector<ReadLoop> loops = SupportedReadLoops();
+    CAPTURE(name);
+    CHECK(std::any_of(loops.begin(), loops.end(), [&](ReadLoop l) { return ReadLoopName(l) == name; }));
+  }
   CHECK(r.out.find("\"results\": [") != std::string::npos);
   // --max-cache 4MiB: no room for the noise floor's 256 MiB step.
   CHECK(r.out.find("\"noise_floor_fraction\": null") != std::string::npos);

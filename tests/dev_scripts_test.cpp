@@ -30,7 +30,9 @@ TEST_CASE("scripts/stream-ab: the harness, then each example variant, apply to t
   const std::string dir = TempDir();
   REQUIRE(Run("mkdir -p '" + dir + "/src/kernels/cpu' && cp '" +
               SourcePath("src/kernels/cpu/decode_cpu.cpp") + "' '" +
-              SourcePath("src/kernels/cpu/tile_avx2.cpp") + "' '" + dir +
+              SourcePath("src/kernels/cpu/tile_avx2.cpp") + "' '" +
+              SourcePath("src/kernels/cpu/tile.h") + "' '" +
+              SourcePath("src/kernels/cpu/tile_simd.inc") + "' '" + dir +
               "/src/kernels/cpu/'") == 0);
   const auto apply = [&](const std::string& patch, bool dry) {
     return Run(std::string("patch ") + (dry ? "--dry-run " : "") + "-s -p1 -d '" + dir + "' < '" +

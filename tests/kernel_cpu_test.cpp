@@ -26,6 +26,7 @@ const KvDtype kAllDtypes[] = {KvDtype::kFp32, KvDtype::kFp16, KvDtype::kBf16, Kv
 std::vector<SimdPath> Paths() {
   std::vector<SimdPath> p = {SimdPath::kScalar};
   if (CpuHasAvx2()) p.push_back(SimdPath::kAvx2);
+  if (CpuHasAvx512()) p.push_back(SimdPath::kAvx512);
   return p;
 }
 
@@ -280,33 +281,38 @@ TEST_CASE("cpu kernel: random shapes") {
   }
 }
 
-TEST_CASE("cpu kernel: the AVX2 and scalar paths agree with each other") {
+TEST_CASE("cpu kernel: the SIMD paths agree with the scalar path") {
   if (!CpuHasAvx2()) {
     MESSAGE("skipped: this CPU has no AVX2 (the scalar path is tested above)");
     return;
   }
-  for (KvDtype dt : kAllDtypes) {
-    KvCache cache = KvCache::Contiguous(2, 2, 128, 600, dt);
-    cache.FillRandom({555, 129}, 9);
-    std::vector<float> q(2 * 8 * 128);
-    std::mt19937 rng(3);
-    std::normal_distribution<float> nd(0.0f, 2.0f);
-    for (float& x : q) x = nd(rng);
-    std::vector<float> o1(q.size()), o2(q.size());
-    DecodeArgs a;
-    a.shape = {2, 8, 2, 128};
-    a.seq_lens = cache.Lengths().data();
-    a.q = q.data();
-    a.cache = cache.View();
-    a.out = o1.data();
-    DecodeAttentionCpu(a, {SimdPath::kScalar, 2});
-    a.out = o2.data();
-    DecodeAttentionCpu(a, {SimdPath::kAvx2, 2});
-    double worst = 0;
-    for (size_t i = 0; i < o1.size(); ++i) worst = std::max(worst, std::fabs(double(o1[i]) - o2[i]));
-    CAPTURE(KvDtypeName(dt));
-    CHECK(worst < 1e-5);
-    CHECK(worst >= 0);
+  if (!CpuHasAvx512()) MESSAGE("the AVX-512 path is not compared: this CPU has no avx512f");
+  for (SimdPath path : Paths()) {
+    if (path == SimdPath::kScalar) continue;
+    for (KvDtype dt : kAllDtypes) {
+      KvCache cache = KvCache::Contiguous(2, 2, 128, 600, dt);
+      cache.FillRandom({555, 129}, 9);
+      std::vector<float> q(2 * 8 * 128);
+      std::mt19937 rng(3);
+      std::normal_distribution<float> nd(0.0f, 2.0f);
+      for (float& x : q) x = nd(rng);
+      std::vector<float> o1(q.size()), o2(q.size());
+      DecodeArgs a;
+      a.shape = {2, 8, 2, 128};
+      a.seq_lens = cache.Lengths().data();
+      a.q = q.data();
+      a.cache = cache.View();
+      a.out = o1.data();
+      DecodeAttentionCpu(a, {SimdPath::kScalar, 2});
+      a.out = o2.data();
+      DecodeAttentionCpu(a, {path, 2});
+      double worst = 0;
+      for (size_t i = 0; i < o1.size(); ++i) worst = std::max(worst, std::fabs(double(o1[i]) - o2[i]));
+      CAPTURE(KvDtypeName(dt));
+      CAPTURE(SimdName(path));
+      CHECK(worst < 1e-5);
+      CHECK(worst >= 0);
+    }
   }
 }
 
@@ -315,11 +321,29 @@ TEST_CASE("KVPLAN_SIMD forces a path; bad values are errors") {
   CHECK(ResolveSimd(SimdPath::kAuto, 128) == SimdPath::kScalar);
   ::setenv("KVPLAN_SIMD", "sse9", 1);
   CHECK_THROWS_WITH_AS(ResolveSimd(SimdPath::kAuto, 128),
-                       "unknown SIMD path 'sse9' (known: auto, scalar, avx2)", kvplan::Error);
+                       "unknown SIMD path 'sse9' (known: auto, scalar, avx2, avx512)", kvplan::Error);
   ::unsetenv("KVPLAN_SIMD");
-  CHECK(ResolveSimd(SimdPath::kAuto, 128) == (CpuHasAvx2() ? SimdPath::kAvx2 : SimdPath::kScalar));
+  const SimdPath widest = CpuHasAvx512() ? SimdPath::kAvx512
+                          : CpuHasAvx2() ? SimdPath::kAvx2
+                                         : SimdPath::kScalar;
+  CHECK(ResolveSimd(SimdPath::kAuto, 128) == widest);
   CHECK(ResolveSimd(SimdPath::kScalar, 128) == SimdPath::kScalar);
-  if (CpuHasAvx2()) CHECK(ResolveSimd(SimdPath::kAvx2, 20) == SimdPath::kScalar);
+  CHECK(ParseSimdPath("avx512") == SimdPath::kAvx512);
+  CHECK(SimdName(SimdPath::kAvx512) == "avx512");
+  if (CpuHasAvx2()) {
+    CHECK(ResolveSimd(SimdPath::kAvx2, 20) == SimdPath::kScalar);
+    // A head size AVX-512 cannot step through (24 % 16) takes AVX2.
+    CHECK(ResolveSimd(SimdPath::kAuto, 24) == SimdPath::kAvx2);
+  }
+  if (CpuHasAvx512()) {
+    CHECK(ResolveSimd(SimdPath::kAvx512, 80) == SimdPath::kAvx512);
+    CHECK(ResolveSimd(SimdPath::kAvx512, 24) == SimdPath::kAvx2);
+    CHECK(ResolveSimd(SimdPath::kAvx512, 20) == SimdPath::kScalar);
+  } else {
+    CHECK_THROWS_WITH_AS(ResolveSimd(SimdPath::kAvx512, 128),
+                         "the AVX-512 path was requested but this CPU lacks avx512f (or avx2, fma, f16c)",
+                         kvplan::Error);
+  }
 }
 
 TEST_CASE("KvCache: append writes in place, never reallocates; paged takes blocks at boundaries") {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/cpu/decode_cpu.h"
@@ -24,9 +25,34 @@ uint64_t LastLevelCacheBytes();
 /// "AMD EPYC, 2 cores" from /proc/cpuinfo (model name) and the online CPU count.
 std::string MachineDescription();
 
+/// The read loops the ceiling can use: each sums one contiguous slice of
+/// 64-bit words, with SSE2 (the baseline), 256-bit loads (AVX2) or 512-bit
+/// loads (AVX-512), the wide ones also with a T0 software prefetch 4 KiB
+/// ahead. Which reads fastest depends on the machine: on the AMD Zen 3 build
+/// machine 256-bit loads beat SSE2 by ~35 % and a prefetch (128-512 B ahead)
+/// did nothing; on an Intel Xeon (Emerald Rapids) 512-bit loads with the
+/// prefetch read ~25 % faster than 256-bit loads without, and a kernel that
+/// prefetches beat the 256-bit ceiling by 10-17 % (docs/perf.md, 2026-12-01).
+enum class ReadLoop { kSse2, kAvx2, kAvx2Prefetch, kAvx512, kAvx512Prefetch };
+
+/// "sse2", "avx2", "avx2+prefetch", "avx512", "avx512+prefetch".
+std::string_view ReadLoopName(ReadLoop loop);
+
+/// The loops this CPU can run, narrowest first.
+std::vector<ReadLoop> SupportedReadLoops();
+
+/// The loop that reads fastest on this machine with `threads` threads (0 =
+/// all): each supported loop over 256 MiB, turn about, 5 rounds, the best
+/// median. Measured once per process and thread count (~0.5 s), then
+/// remembered: the ceiling is the fastest read this machine does, whatever
+/// path the kernel takes.
+ReadLoop FastestReadLoop(int threads);
+
+/// The sum of the words p[0..n) by `loop` (every loop returns the same sum).
+uint64_t SumWords(ReadLoop loop, const uint64_t* p, uint64_t n);
+
 /// Read bandwidth in GB/s (10^9 B/s): `threads` threads (0 = all) each sum
-/// one contiguous slice of a `bytes` buffer (256-bit loads where the CPU has
-/// AVX2, whatever path the kernel takes: the ceiling is the machine's);
+/// one contiguous slice of a `bytes` buffer with FastestReadLoop(threads);
 /// median of `repeats` passes.
 double MeasureReadCeilingGbps(uint64_t bytes, int threads, int repeats);
 
@@ -38,22 +64,26 @@ class ReadCeilingMeter {
  public:
   /// `clock`: seconds by which a pass is timed (empty: the wall clock; one
   /// thread's CPU clock pairs it with steps timed on that clock).
+  /// Reads with FastestReadLoop(threads).
   ReadCeilingMeter(uint64_t bytes, int threads, std::function<double()> clock = {});
   /// Median GB/s of `repeats` passes (after one warm-up pass).
   double Measure(int repeats);
   /// GB/s of one pass, no warm-up (for a measurement beside each timed step).
   double MeasureOnce();
   uint64_t bytes() const { return buffer_.size(); }
+  ReadLoop loop() const { return loop_; }
 
  private:
   AlignedBuffer buffer_;
   int threads_;
+  ReadLoop loop_;
   std::function<double()> clock_;
   volatile uint64_t sink_ = 0;
 };
 
-/// Peak fp32 FLOP/s of `path` (kAvx2: 256-bit FMAs, 10 chains per thread;
-/// kScalar: the portable loop the compiler makes of a*b+c), all threads.
+/// Peak fp32 FLOP/s of `path` (kAvx512: 512-bit FMAs, 12 chains per thread;
+/// kAvx2: 256-bit FMAs, 10 chains per thread; kScalar: the portable loop the
+/// compiler makes of a*b+c), all threads.
 double MeasureFmaPeakFlops(SimdPath path, int threads);
 
 /// Evicts the caches so the next timing reads its data from memory: writes
@@ -86,8 +116,14 @@ inline constexpr uint64_t kNoiseFloorStepBytes = 256ull << 20;
 namespace detail {
 /// The AVX2 FMA loop: FLOPs done by one thread in `iterations` steps.
 double FmaLoopAvx2(int64_t iterations, float* sink);
-/// The sum of p[0..n) with 256-bit loads (the read ceiling's loop).
-uint64_t SumSliceAvx2(const uint64_t* p, uint64_t n);
+/// The same with 512-bit FMAs (ceilings_avx512.cpp).
+double FmaLoopAvx512(int64_t iterations, float* sink);
+/// The sum of p[0..n) with 256-bit loads, prefetching 4 KiB ahead or not.
+uint64_t SumSliceAvx2(const uint64_t* p, uint64_t n, bool prefetch);
+/// The same with 512-bit loads (ceilings_avx512.cpp).
+uint64_t SumSliceAvx512(const uint64_t* p, uint64_t n, bool prefetch);
+/// How far ahead the prefetching read loops request lines.
+inline constexpr uint64_t kReadPrefetchBytes = 4096;
 }  // namespace detail
 
 }  // namespace kvplan::kernels

@@ -36,15 +36,21 @@ double FmaLoopAvx2(int64_t iterations, float* sink) {
   return static_cast<double>(iterations) * 10 * 8 * 2;
 }
 
-uint64_t SumSliceAvx2(const uint64_t* p, uint64_t n) {
+uint64_t SumSliceAvx2(const uint64_t* p, uint64_t n, bool prefetch) {
   // 256-bit loads, 16 words (two lines) per step into four independent
-  // chains: the fewest load instructions per line, so the core's load queue
-  // keeps the most lines in flight. Measured here (docs/perf.md): 22-24 GB/s
-  // on 2 threads where the SSE2 word sum reached 16-18; a software prefetch
-  // 128-512 B ahead changed nothing beyond the noise.
+  // chains: few load instructions per line, so the core's load queue keeps
+  // many lines in flight. On the AMD build machine (docs/perf.md): 22-24
+  // GB/s on 2 threads where the SSE2 word sum reached 16-18; a software
+  // prefetch 128-512 B ahead changed nothing beyond the noise there. (A
+  // prefetch never faults, so running past the slice's end is harmless.)
   __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  const auto* ahead = reinterpret_cast<const char*>(p) + kReadPrefetchBytes;
   uint64_t i = 0;
   for (; i + 16 <= n; i += 16) {
+    if (prefetch) {
+      _mm_prefetch(ahead + i * 8, _MM_HINT_T0);
+      _mm_prefetch(ahead + i * 8 + 64, _MM_HINT_T0);
+    }
     a0 = _mm256_add_epi64(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)));
     a1 = _mm256_add_epi64(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 4)));
     a2 = _mm256_add_epi64(a2, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 8)));

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/bench/ceilings.h"
 #include "kernels/cpu/decode_cpu.h"
 #include "kernels/decode.h"
 
@@ -95,6 +96,7 @@ struct Ceilings {
   double read_gbps = 0;     // STREAM-style read, all threads
   double fma_flops = 0;     // FLOP/s of the kernel's SIMD path
   uint64_t read_buffer_bytes = 0;
+  ReadLoop read_loop = ReadLoop::kSse2;  // the loop the read ceiling uses
 };
 
 /// One measured shape, placed on the roofline.

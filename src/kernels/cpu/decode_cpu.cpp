@@ -96,11 +96,22 @@ bool CpuHasAvx2() {
 #endif
 }
 
+bool CpuHasAvx512() {
+#if defined(__x86_64__) || defined(__i386__)
+  // libgcc's check includes the OS saving the 512-bit state (XCR0).
+  static const bool has = CpuHasAvx2() && __builtin_cpu_supports("avx512f");
+  return has;
+#else
+  return false;
+#endif
+}
+
 std::string_view SimdName(SimdPath p) {
   switch (p) {
     case SimdPath::kAuto: return "auto";
     case SimdPath::kScalar: return "scalar";
     case SimdPath::kAvx2: return "avx2";
+    case SimdPath::kAvx512: return "avx512";
   }
   return "?";
 }
@@ -109,7 +120,8 @@ SimdPath ParseSimdPath(std::string_view name) {
   if (name == "auto") return SimdPath::kAuto;
   if (name == "scalar") return SimdPath::kScalar;
   if (name == "avx2") return SimdPath::kAvx2;
-  Fail("unknown SIMD path '{}' (known: auto, scalar, avx2)", name);
+  if (name == "avx512") return SimdPath::kAvx512;
+  Fail("unknown SIMD path '{}' (known: auto, scalar, avx2, avx512)", name);
 }
 
 SimdPath ResolveSimd(SimdPath requested, int64_t head_dim) {
@@ -122,9 +134,18 @@ SimdPath ResolveSimd(SimdPath requested, int64_t head_dim) {
   if (requested == SimdPath::kAvx2 && !CpuHasAvx2()) {
     Fail("the AVX2 path was requested but this CPU lacks avx2, fma or f16c");
   }
-  if (requested == SimdPath::kAuto) requested = CpuHasAvx2() ? SimdPath::kAvx2 : SimdPath::kScalar;
-  // The AVX2 loops step 8 floats at a time; other head sizes take the scalar path.
-  if (requested == SimdPath::kAvx2 && head_dim % 8 != 0) return SimdPath::kScalar;
+  if (requested == SimdPath::kAvx512 && !CpuHasAvx512()) {
+    Fail("the AVX-512 path was requested but this CPU lacks avx512f (or avx2, fma, f16c)");
+  }
+  if (requested == SimdPath::kAuto) {
+    requested = CpuHasAvx512() ? SimdPath::kAvx512
+                : CpuHasAvx2() ? SimdPath::kAvx2
+                               : SimdPath::kScalar;
+  }
+  // The loops step a whole vector at a time (16 floats, 8 floats); other
+  // head sizes take the next narrower path.
+  if (requested == SimdPath::kAvx512 && head_dim % 16 != 0) requested = SimdPath::kAvx2;
+  if (requested == SimdPath::kAvx2 && head_dim % 8 != 0) requested = SimdPath::kScalar;
   return requested;
 }
 
@@ -132,8 +153,10 @@ void DecodeAttentionCpu(const DecodeArgs& a, const CpuDecodeOptions& options) {
   ValidateDecodeArgs(a);
   const DecodeShape& sh = a.shape;
   const int64_t d = sh.head_dim, group = sh.Group(), hkv = sh.kv_heads;
-  const cpu::RunFn run_fn =
-      ResolveSimd(options.simd, d) == SimdPath::kAvx2 ? cpu::ProcessRunAvx2 : cpu::ProcessRunScalar;
+  const SimdPath path = ResolveSimd(options.simd, d);
+  const cpu::RunFn run_fn = path == SimdPath::kAvx512 ? cpu::ProcessRunAvx512
+                            : path == SimdPath::kAvx2 ? cpu::ProcessRunAvx2
+                                                      : cpu::ProcessRunScalar;
   const KvCacheView& c = a.cache;
   const int64_t esize = static_cast<int64_t>(ElementBytes(c.dtype));
   const float scale = a.Scale();

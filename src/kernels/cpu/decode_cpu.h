@@ -15,9 +15,10 @@
 //
 // Inner loop: tiles of a few KB of K and V (dequantized into an L1 scratch
 // unless fp32), scores for all query heads of the group, one online-softmax
-// rescale per tile, then P x V. SIMD: AVX2+FMA+F16C, chosen at run time when
-// the CPU has it (and head_dim % 8 == 0), else a portable scalar path. Both
-// paths read every element exactly as DecodeElement() does.
+// rescale per tile, then P x V. SIMD, chosen at run time: AVX-512 when the CPU
+// has avx512f (and head_dim % 16 == 0), else AVX2+FMA+F16C when it has those
+// (and head_dim % 8 == 0), else a portable scalar path. Every path reads every
+// element exactly as DecodeElement() does.
 #pragma once
 
 #include <cstdint>
@@ -28,11 +29,11 @@
 
 namespace kvplan::kernels {
 
-enum class SimdPath { kAuto, kScalar, kAvx2 };
+enum class SimdPath { kAuto, kScalar, kAvx2, kAvx512 };
 
 struct CpuDecodeOptions {
-  /// kAuto: the KVPLAN_SIMD environment variable (scalar|avx2) if set, else
-  /// AVX2 when the CPU supports avx2, fma and f16c.
+  /// kAuto: the KVPLAN_SIMD environment variable (scalar|avx2|avx512) if
+  /// set, else the widest path the CPU supports (ResolveSimd).
   SimdPath simd = SimdPath::kAuto;
   /// Threads: exactly this many when > 0 (even for tiny problems, which is
   /// how the tests reach the split-K merge); 0 = OpenMP's default (all
@@ -55,15 +56,20 @@ std::vector<int64_t> ChunkCuts(int64_t total, int threads, int64_t min_chunk);
 /// True when this CPU runs the AVX2 path (avx2, fma and f16c).
 bool CpuHasAvx2();
 
+/// True when this CPU runs the AVX-512 path (avx512f, and the AVX2 path's).
+bool CpuHasAvx512();
+
 /// The path `requested` resolves to for `head_dim` on this machine (never
-/// kAuto). Throws kvplan::Error for kAvx2 (or KVPLAN_SIMD=avx2) on a CPU
+/// kAuto): auto is the widest the CPU has; a head size the path cannot step
+/// through (AVX-512: % 16, AVX2: % 8) takes the next narrower one. Throws
+/// kvplan::Error for kAvx2 or kAvx512 (or KVPLAN_SIMD naming them) on a CPU
 /// without it, or for an unknown KVPLAN_SIMD value.
 SimdPath ResolveSimd(SimdPath requested, int64_t head_dim);
 
-/// "auto", "scalar", "avx2".
+/// "auto", "scalar", "avx2", "avx512".
 std::string_view SimdName(SimdPath p);
 
-/// Parses "auto|scalar|avx2"; throws kvplan::Error naming the choices.
+/// Parses "auto|scalar|avx2|avx512"; throws kvplan::Error naming the choices.
 SimdPath ParseSimdPath(std::string_view name);
 
 /// One decode step on the CPU: writes args.out (see decode.h). Throws what

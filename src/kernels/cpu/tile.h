@@ -50,7 +50,7 @@ inline int64_t TileTokens(int64_t head_dim) {
   return t < 8 ? 8 : (t > kMaxTileTokens ? kMaxTileTokens : t);
 }
 
-/// Tokens per tile of the AVX2 path, which widens in registers and keeps
+/// Tokens per tile of the AVX2 and AVX-512 paths, which widen in registers and keeps
 /// no widened copy: about 4 KB of cached K (and as much V) per tile, so a
 /// tile and the next one prefetched fit L1 whatever the element size.
 inline int64_t TileTokensAvx2(int64_t head_dim, int64_t element_bytes) {
@@ -68,5 +68,9 @@ void ProcessRunScalar(const float* q, int64_t group, int64_t head_dim, KvDtype d
 /// Requires head_dim % 8 == 0 and a CPU with avx2, fma and f16c.
 void ProcessRunAvx2(const float* q, int64_t group, int64_t head_dim, KvDtype dtype,
                     const Run& run, RunState& state, Scratch& scratch);
+
+/// Requires head_dim % 16 == 0 and a CPU with avx512f as well.
+void ProcessRunAvx512(const float* q, int64_t group, int64_t head_dim, KvDtype dtype,
+                      const Run& run, RunState& state, Scratch& scratch);
 
 }  // namespace kvplan::kernels::cpu

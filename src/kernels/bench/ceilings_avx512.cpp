@@ -1,0 +1,70 @@
+// The AVX-512 loops of the ceilings (the FMA peak and the read), compiled for avx512f by a target
+// pragma (called only on CPUs that have it; see tile_avx2.cpp for why not
+// -mavx512f).
+// GCC 12's AVX-512 intrinsics fill their unused operands with
+// _mm*_undefined_*(), which its own -Wuninitialized then reports inside the
+// header (GCC bug 105593): silenced for this file, before the header.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include "kernels/bench/ceilings.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+
+namespace kvplan::kernels::detail {
+
+double FmaLoopAvx512(int64_t iterations, float* sink) {
+  // Twelve independent chains cover the FMA latency (4 cycles) on two
+  // 512-bit ports, with room to spare.
+  __m512 a0 = _mm512_set1_ps(0.1f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
+         a7 = a0, a8 = a0, a9 = a0, a10 = a0, a11 = a0;
+  const __m512 m = _mm512_set1_ps(0.9999999f), c = _mm512_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iterations; ++i) {
+    a0 = _mm512_fmadd_ps(a0, m, c);
+    a1 = _mm512_fmadd_ps(a1, m, c);
+    a2 = _mm512_fmadd_ps(a2, m, c);
+    a3 = _mm512_fmadd_ps(a3, m, c);
+    a4 = _mm512_fmadd_ps(a4, m, c);
+    a5 = _mm512_fmadd_ps(a5, m, c);
+    a6 = _mm512_fmadd_ps(a6, m, c);
+    a7 = _mm512_fmadd_ps(a7, m, c);
+    a8 = _mm512_fmadd_ps(a8, m, c);
+    a9 = _mm512_fmadd_ps(a9, m, c);
+    a10 = _mm512_fmadd_ps(a10, m, c);
+    a11 = _mm512_fmadd_ps(a11, m, c);
+  }
+  const __m512 s = _mm512_add_ps(
+      _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                    _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7))),
+      _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
+  *sink += _mm512_reduce_add_ps(s);
+  return static_cast<double>(iterations) * 12 * 16 * 2;
+}
+
+uint64_t SumSliceAvx512(const uint64_t* p, uint64_t n, bool prefetch) {
+  // As SumSliceAvx2, with 512-bit loads: 32 words (four lines) per step.
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+  const auto* ahead = reinterpret_cast<const char*>(p) + kReadPrefetchBytes;
+  uint64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    if (prefetch) {
+      for (int line = 0; line < 4; ++line) _mm_prefetch(ahead + i * 8 + 64 * line, _MM_HINT_T0);
+    }
+    a0 = _mm512_add_epi64(a0, _mm512_loadu_si512(p + i));
+    a1 = _mm512_add_epi64(a1, _mm512_loadu_si512(p + i + 8));
+    a2 = _mm512_add_epi64(a2, _mm512_loadu_si512(p + i + 16));
+    a3 = _mm512_add_epi64(a3, _mm512_loadu_si512(p + i + 24));
+  }
+  uint64_t total = static_cast<uint64_t>(
+      _mm512_reduce_add_epi64(_mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3))));
+  for (; i < n; ++i) total += p[i];
+  return total;
+}
+
+}  // namespace kvplan::kernels::detail
+
+#pragma GCC pop_options
