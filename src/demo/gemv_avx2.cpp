@@ -31,10 +31,13 @@ namespace {
 // 84-87% for 2: each row is its own stream for the hardware prefetcher).
 // The next block of R rows (up to the matrix end, so across the 64-row
 // chunks of one thread) is requested a line or a few at a time, spread
-// evenly over this block's column steps, with the non-temporal hint (each
-// weight is read once per step; batch 1 at 1024 columns: 83-89 % of the
-// ceiling against 73-80 % with T0).
-template <int B>
+// evenly over this block's column steps. The hint depends on the vendor:
+// on AMD (Zen 3) the non-temporal one (each weight is read once per step;
+// batch 1 at 1024 columns: 83-89 % of the ceiling against 73-80 % with T0);
+// elsewhere T0, as on an Intel Xeon NTA lines are lost before use (the
+// decode kernel's fp32 steps took 1.7x as long with NTA there; see
+// src/kernels/cpu/tile_simd.inc).
+template <int B, bool kNta>
 void Rows(const uint16_t* w, int64_t r0, int64_t r1, int64_t rows, int64_t cols, const float* x,
           float* y) {
   constexpr int R = B == 1 ? 4 : 2;
@@ -54,7 +57,13 @@ void Rows(const uint16_t* w, int64_t r0, int64_t r1, int64_t rows, int64_t cols,
       for (int b = 0; b < B; ++b) a[i][b] = _mm256_setzero_ps();
     }
     for (int64_t c = 0; c < cols; c += 8) {
-      for (credit += lines; credit >= steps; credit -= steps, pf += 64) _mm_prefetch(pf, _MM_HINT_NTA);
+      for (credit += lines; credit >= steps; credit -= steps, pf += 64) {
+        if constexpr (kNta) {
+          _mm_prefetch(pf, _MM_HINT_NTA);
+        } else {
+          _mm_prefetch(pf, _MM_HINT_T0);
+        }
+      }
       __m256 wv[R];
       for (int i = 0; i < R; ++i) {
         wv[i] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i * cols + c)));
@@ -84,11 +93,20 @@ void Rows(const uint16_t* w, int64_t r0, int64_t r1, int64_t rows, int64_t cols,
 
 void GemvRowsAvx2(const uint16_t* w, int64_t r0, int64_t r1, int64_t rows, int64_t cols,
                   const float* x, int64_t batch, float* y) {
+  static const bool amd = __builtin_cpu_is("amd");
+  if (amd) {
+    switch (batch) {
+      case 1: return Rows<1, true>(w, r0, r1, rows, cols, x, y);
+      case 2: return Rows<2, true>(w, r0, r1, rows, cols, x, y);
+      case 3: return Rows<3, true>(w, r0, r1, rows, cols, x, y);
+      default: return Rows<4, true>(w, r0, r1, rows, cols, x, y);
+    }
+  }
   switch (batch) {
-    case 1: return Rows<1>(w, r0, r1, rows, cols, x, y);
-    case 2: return Rows<2>(w, r0, r1, rows, cols, x, y);
-    case 3: return Rows<3>(w, r0, r1, rows, cols, x, y);
-    default: return Rows<4>(w, r0, r1, rows, cols, x, y);
+    case 1: return Rows<1, false>(w, r0, r1, rows, cols, x, y);
+    case 2: return Rows<2, false>(w, r0, r1, rows, cols, x, y);
+    case 3: return Rows<3, false>(w, r0, r1, rows, cols, x, y);
+    default: return Rows<4, false>(w, r0, r1, rows, cols, x, y);
   }
 }
 
