@@ -1,5 +1,6 @@
 // One side of scripts/kernel-ab.sh: compiled twice, each time with one
-// version of src/kernels/cpu/tile_avx2.cpp, the old one inside a renamed
+// version of src/kernels/cpu/tile_avx2.cpp (or tile_avx512.cpp with
+// -DKVPLAN_AB_AVX512), the old one inside a renamed
 // namespace (-Dkvplan=kvplan_old -DKVPLAN_AB_ENTRY=ab_old), so both versions
 // live in one process and are timed turn about.
 #include <time.h>
@@ -19,8 +20,11 @@ double CpuSeconds() {
 }  // namespace
 
 // One run of `tokens` tokens of one (sequence, KV head), head_dim 128,
-// random bytes (every format decodes them to finite values), so small that
-// it stays in L2: the kernel's compute side alone. Seconds per call, by the
+// random bytes (every format decodes them to finite values; the most
+// significant byte of each fp32 and bf16 element is set to 0x3E or 0xBE, so
+// none is a denormal: Intel cores take a slow assist per denormal FMA, which
+// timed fp32 at a tenth of fp16 here), so small that it stays in L2: the
+// kernel's compute side alone. Seconds per call, by the
 // thread's CPU time (time descheduled on a shared machine is not counted).
 extern "C" double KVPLAN_AB_ENTRY(int dtype, int group, int tokens, int reps) {
   using namespace kvplan::kernels;
@@ -34,6 +38,12 @@ extern "C" double KVPLAN_AB_ENTRY(int dtype, int group, int tokens, int reps) {
     s = s * 1664525u + 1013904223u;
     k[i] = static_cast<unsigned char>((s >> 24) & 0x3F);
     v[i] = static_cast<unsigned char>((s >> 16) & 0x3F);
+  }
+  const size_t top = dt == KvDtype::kFp32 ? 4 : dt == KvDtype::kBf16 ? 2 : 0;  // little-endian
+  for (size_t i = top; top > 0 && i <= bytes; i += top) {
+    const unsigned char sign = (i / top) % 2 ? 0x80 : 0x00;
+    k[i - 1] = static_cast<unsigned char>(0x3E | sign);
+    v[i - 1] = static_cast<unsigned char>(0x3E | sign);
   }
   std::vector<float> ks(n, 0.01f), vs(n, 0.01f), q(g * d), m(g), l(g), acc(g * d);
   std::vector<float> sk(kMaxTileTokens * 256), sv(kMaxTileTokens * 256), ss(g * kMaxTileTokens);
@@ -53,7 +63,11 @@ extern "C" double KVPLAN_AB_ENTRY(int dtype, int group, int tokens, int reps) {
     std::fill(l.begin(), l.end(), 0.0f);
     std::fill(acc.begin(), acc.end(), 0.0f);
     RunState st{m.data(), l.data(), acc.data()};
+#ifdef KVPLAN_AB_AVX512
+    ProcessRunAvx512(q.data(), g, d, dt, run, st, sc);
+#else
     ProcessRunAvx2(q.data(), g, d, dt, run, st, sc);
+#endif
   }
   return (CpuSeconds() - t0) / reps;
 }
