@@ -142,8 +142,10 @@ TEST_CASE("reference: hand-checked values") {
 TEST_CASE("cpu kernel: every dtype x head_dim x GQA ratio, both layouts and paths") {
   uint32_t seed = 1;
   for (KvDtype dt : kAllDtypes) {
-    for (int64_t d : {64, 80, 96, 128, 256}) {
-      for (int64_t group : {1, 2, 3, 4, 5, 6, 7, 8, 11}) {  // every chunking of the AVX2 path (11 = 4 + 4 + 2 + 1)
+    for (int64_t d : {64, 80, 96, 128, 192, 256}) {  // 192: 128 + 64 p.V columns on AVX-512
+      // Every chunking: AVX2 11 = 4 + 4 + 2 + 1; AVX-512 11 = 8 + 2 + 1 and
+      // 15 = 8 + 4 + 2 + 1 (eights, then fours).
+      for (int64_t group : {1, 2, 3, 4, 5, 6, 7, 8, 11, 15}) {
         for (bool paged : {false, true}) {
           Case c;
           c.dtype = dt;
@@ -290,28 +292,31 @@ TEST_CASE("cpu kernel: the SIMD paths agree with the scalar path") {
   for (SimdPath path : Paths()) {
     if (path == SimdPath::kScalar) continue;
     for (KvDtype dt : kAllDtypes) {
-      KvCache cache = KvCache::Contiguous(2, 2, 128, 600, dt);
-      cache.FillRandom({555, 129}, 9);
-      std::vector<float> q(2 * 8 * 128);
-      std::mt19937 rng(3);
-      std::normal_distribution<float> nd(0.0f, 2.0f);
-      for (float& x : q) x = nd(rng);
-      std::vector<float> o1(q.size()), o2(q.size());
-      DecodeArgs a;
-      a.shape = {2, 8, 2, 128};
-      a.seq_lens = cache.Lengths().data();
-      a.q = q.data();
-      a.cache = cache.View();
-      a.out = o1.data();
-      DecodeAttentionCpu(a, {SimdPath::kScalar, 2});
-      a.out = o2.data();
-      DecodeAttentionCpu(a, {path, 2});
-      double worst = 0;
-      for (size_t i = 0; i < o1.size(); ++i) worst = std::max(worst, std::fabs(double(o1[i]) - o2[i]));
-      CAPTURE(KvDtypeName(dt));
-      CAPTURE(SimdName(path));
-      CHECK(worst < 1e-5);
-      CHECK(worst >= 0);
+      for (int64_t group : {1, 4, 8}) {
+        KvCache cache = KvCache::Contiguous(2, 2, 128, 600, dt);
+        cache.FillRandom({555, 129}, 9);
+        std::vector<float> q(static_cast<size_t>(2 * 2 * group * 128));
+        std::mt19937 rng(3);
+        std::normal_distribution<float> nd(0.0f, 2.0f);
+        for (float& x : q) x = nd(rng);
+        std::vector<float> o1(q.size()), o2(q.size());
+        DecodeArgs a;
+        a.shape = {2, 2 * group, 2, 128};
+        a.seq_lens = cache.Lengths().data();
+        a.q = q.data();
+        a.cache = cache.View();
+        a.out = o1.data();
+        DecodeAttentionCpu(a, {SimdPath::kScalar, 2});
+        a.out = o2.data();
+        DecodeAttentionCpu(a, {path, 2});
+        double worst = 0;
+        for (size_t i = 0; i < o1.size(); ++i) worst = std::max(worst, std::fabs(double(o1[i]) - o2[i]));
+        CAPTURE(KvDtypeName(dt));
+        CAPTURE(SimdName(path));
+        CAPTURE(group);
+        CHECK(worst < 1e-5);
+        CHECK(worst >= 0);
+      }
     }
   }
 }

@@ -42,9 +42,9 @@ std::string_view ReadLoopName(ReadLoop loop);
 std::vector<ReadLoop> SupportedReadLoops();
 
 /// The loop that reads fastest on this machine with `threads` threads (0 =
-/// all): each supported loop over 256 MiB, turn about, 5 rounds, the best
-/// median. Measured once per process and thread count (~0.5 s), then
-/// remembered: the ceiling is the fastest read this machine does, whatever
+/// all): each supported loop over twice the last-level cache (256 MiB to 1
+/// GiB), turn about, 5 rounds, the best median. Measured once per process
+/// and thread count (~0.5-1 s), then remembered: the ceiling is the fastest read this machine does, whatever
 /// path the kernel takes.
 ReadLoop FastestReadLoop(int threads);
 
@@ -74,9 +74,9 @@ class ReadCeilingMeter {
   ReadLoop loop() const { return loop_; }
 
  private:
+  ReadLoop loop_;
   AlignedBuffer buffer_;
   int threads_;
-  ReadLoop loop_;
   std::function<double()> clock_;
   volatile uint64_t sink_ = 0;
 };

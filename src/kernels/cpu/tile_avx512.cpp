@@ -72,16 +72,6 @@ struct Vec512 {
 
 void ProcessRunAvx512(const float* q, int64_t group, int64_t d, KvDtype dtype, const Run& run,
                       RunState& state, Scratch& scratch) {
-  // One head of 64 columns scores with four 512-bit FMAs and then a
-  // horizontal sum that costs more than with 256-bit vectors; where the
-  // widening is cheap the AVX2 code streams faster. Streaming 256 MiB
-  // (scripts/stream-ab.sh, both orders, group 1, AVX2 code / this code):
-  // fp16 d64 0.89, bf16 d64 0.90-0.91; fp32 d64 1.02, int8 d64 0.98-1.00,
-  // and at d128 fp16 0.99-1.00, bf16 1.00-1.02, int8 1.27-1.32, fp8
-  // 1.43-1.50 (docs/perf.md, 2026-12-01).
-  if (group == 1 && d <= 64 && (dtype == KvDtype::kFp16 || dtype == KvDtype::kBf16)) {
-    return ProcessRunAvx2(q, group, d, dtype, run, state, scratch);
-  }
   ProcessRunSimd<Vec512>(q, group, d, dtype, run, state, scratch);
 }
 
