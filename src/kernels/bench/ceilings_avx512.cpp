@@ -59,8 +59,12 @@ uint64_t SumSliceAvx512(const uint64_t* p, uint64_t n, bool prefetch) {
     a2 = _mm512_add_epi64(a2, _mm512_loadu_si512(p + i + 16));
     a3 = _mm512_add_epi64(a3, _mm512_loadu_si512(p + i + 24));
   }
-  uint64_t total = static_cast<uint64_t>(
-      _mm512_reduce_add_epi64(_mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3))));
+  // The eight lanes summed as unsigned words: GCC's _mm512_reduce_add_epi64
+  // adds them as signed long long, which overflows (UBSan reports it).
+  alignas(64) uint64_t lanes[8];
+  _mm512_store_si512(lanes, _mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)));
+  uint64_t total = 0;
+  for (uint64_t lane : lanes) total += lane;
   for (; i < n; ++i) total += p[i];
   return total;
 }
