@@ -24,7 +24,6 @@ namespace {
 struct Vec256 {
   using F = __m256;
   static constexpr int64_t kW = 8;
-  static constexpr bool kEights = false;
   static F Zero() { return _mm256_setzero_ps(); }
   static F Load(const float* p) { return _mm256_loadu_ps(p); }
   static void Store(float* p, F x) { _mm256_storeu_ps(p, x); }

@@ -30,7 +30,6 @@ namespace {
 struct Vec512 {
   using F = __m512;
   static constexpr int64_t kW = 16;
-  static constexpr bool kEights = true;
   static F Zero() { return _mm512_setzero_ps(); }
   static F Load(const float* p) { return _mm512_loadu_ps(p); }
   static void Store(float* p, F x) { _mm512_storeu_ps(p, x); }
