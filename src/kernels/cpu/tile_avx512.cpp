@@ -68,16 +68,23 @@ struct Vec512 {
     return _mm512_add_ps(_mm512_shuffle_f32x4(w[0], w[1], kEven),
                          _mm512_shuffle_f32x4(w[0], w[1], kOdd));
   }
-  // The first `rows` (1 or 2) rows of eight lanes of x to p.
-  static void StoreRows(float* p, int rows, F x) {
-    _mm512_mask_storeu_ps(p, rows == 2 ? 0xFFFF : 0x00FF, x);
+  // The first `count` lanes of x to p.
+  static void StoreFirst(float* p, int64_t count, F x) {
+    _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << count) - 1), x);
   }
 
-  static __m256 Lo(F x) { return _mm512_castps512_ps256(x); }
-  static __m256 Hi(F x) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)); }
-  static F Twice(__m256 x) {
-    const F y = _mm512_castps256_ps512(x);
-    return _mm512_shuffle_f32x4(y, y, _MM_SHUFFLE(1, 0, 1, 0));
+  // Each lane j of x combined (the max, else the sum) with lanes j + H,
+  // j + 2H, ... mod 16: every lane then holds its head's result (heads in
+  // lanes j mod H).
+  template <bool kMax>
+  static F Combine(F a, F b) {
+    return kMax ? _mm512_max_ps(a, b) : _mm512_add_ps(a, b);
+  }
+  template <int H, bool kMax>
+  static F AcrossTokens(F x) {
+    x = Combine<kMax>(x, _mm512_shuffle_f32x4(x, x, _MM_SHUFFLE(1, 0, 3, 2)));
+    if constexpr (H == 4) x = Combine<kMax>(x, _mm512_shuffle_f32x4(x, x, _MM_SHUFFLE(2, 3, 0, 1)));
+    return x;
   }
 
   // exp(x) for x <= 0: Exp of tile_simd.inc on sixteen lanes.
@@ -98,22 +105,27 @@ struct Vec512 {
     return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
   }
 
-  // The online-softmax step of eight heads at once over a tile's scores in
-  // lanes, p [n][8] (two tokens per vector; an odd n leaves half a vector,
-  // masked): what SoftmaxStep does per head, with the eight maxima, sums
-  // and rescale factors in the lanes of one 256-bit vector.
-  template <KvDtype T>
-  static void SoftmaxHeads8(float* p, int64_t n, const Run& run, int64_t t0, float* m, float* l,
-                            float* acc, int64_t d) {
+  // The online-softmax step of H = 4 or 8 heads at once over a tile's
+  // scores in lanes, p [n][H] (16 / H tokens per vector; the last vector of
+  // a tile masked): what SoftmaxStep does per head, with each head's max,
+  // sum and rescale factor in lanes h, h + H, ... of one vector.
+  template <int H, KvDtype T>
+  static void SoftmaxHeads(float* p, int64_t n, const Run& run, int64_t t0, float* m, float* l,
+                           float* acc, int64_t d) {
+    static_assert(H == 4 || H == 8);
     constexpr bool kScaled = T == KvDtype::kInt8 || T == KvDtype::kFp8E4M3;
-    const int64_t vecs = (n + 1) / 2;
-    const auto lanes = [n](int64_t i) -> __mmask16 { return 2 * i + 1 < n ? 0xFFFF : 0x00FF; };
-    // Token 2i's scale in lanes 0-7, token 2i+1's in lanes 8-15.
-    const __m512i pair = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    constexpr int64_t P = 16 / H;  // tokens per vector
+    const int64_t vecs = (n + P - 1) / P;
+    const auto first = [](int64_t count) { return static_cast<__mmask16>((1u << count) - 1); };
+    const auto lanes = [&](int64_t i) { return first(std::min(P, n - P * i) * H); };
+    const __mmask16 heads = first(H);
+    // Lane j: token j / H of the vector (for its scale), head j % H.
+    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i token = _mm512_srli_epi32(iota, H == 8 ? 3 : 2);
+    const __m512i head = _mm512_and_si512(iota, _mm512_set1_epi32(H - 1));
     const auto scales = [&](const float* sc, int64_t i) {
-      const __mmask16 two = 2 * i + 1 < n ? 0x3 : 0x1;
-      return _mm512_mul_ps(_mm512_permutexvar_ps(pair, _mm512_maskz_loadu_ps(two, sc + t0 + 2 * i)),
-                           _mm512_set1_ps(Fp8Factor<T>()));
+      const F x = _mm512_maskz_loadu_ps(first(std::min(P, n - P * i)), sc + t0 + P * i);
+      return _mm512_mul_ps(_mm512_permutexvar_ps(token, x), _mm512_set1_ps(Fp8Factor<T>()));
     };
     const F neg_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
     F mx = neg_inf;
@@ -126,27 +138,26 @@ struct Vec512 {
       }
       mx = _mm512_max_ps(mx, x);
     }
-    const __m256 m_old = _mm256_loadu_ps(m);
-    const __m256 m_new = _mm256_max_ps(m_old, _mm256_max_ps(Lo(mx), Hi(mx)));
+    const F m_old = _mm512_permutexvar_ps(head, _mm512_maskz_loadu_ps(heads, m));
+    const F m_new = _mm512_max_ps(m_old, AcrossTokens<H, true>(mx));
     // Exactly 1 where a head's max did not move; ~1e-38 on the first tile
     // (m = -inf), where l and acc are 0.
-    const __m256 alpha = ::kvplan::kernels::cpu::Exp(_mm256_sub_ps(m_old, m_new));
-    const F mv = Twice(m_new);
+    const F alpha = Exp(_mm512_sub_ps(m_old, m_new));
     F sum = _mm512_setzero_ps();
     for (int64_t i = 0; i < vecs; ++i) {
       const __mmask16 k = lanes(i);
-      F e = Exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, p + 16 * i), mv));
+      F e = Exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, p + 16 * i), m_new));
       sum = _mm512_mask_add_ps(sum, k, sum, e);
       if constexpr (kScaled) e = _mm512_mul_ps(e, scales(run.v_scale, i));
       _mm512_mask_storeu_ps(p + 16 * i, k, e);
     }
-    _mm256_storeu_ps(m, m_new);
-    _mm256_storeu_ps(l, _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(l), alpha), _mm256_add_ps(Lo(sum), Hi(sum))));
-    unsigned moved = static_cast<unsigned>(
-        _mm256_movemask_ps(_mm256_cmp_ps(alpha, _mm256_set1_ps(1.0f), _CMP_NEQ_UQ)));
+    _mm512_mask_storeu_ps(m, heads, m_new);
+    _mm512_mask_storeu_ps(l, heads, _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(heads, l), alpha),
+                                                   AcrossTokens<H, false>(sum)));
+    unsigned moved = _mm512_mask_cmp_ps_mask(heads, alpha, _mm512_set1_ps(1.0f), _CMP_NEQ_UQ);
     if (moved != 0) {
-      alignas(32) float a[8];
-      _mm256_store_ps(a, alpha);
+      alignas(64) float a[16];
+      _mm512_store_ps(a, alpha);
       for (; moved != 0; moved &= moved - 1) {
         const int h = __builtin_ctz(moved);
         const F av = _mm512_set1_ps(a[h]);
