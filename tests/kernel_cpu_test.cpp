@@ -142,10 +142,11 @@ TEST_CASE("reference: hand-checked values") {
 TEST_CASE("cpu kernel: every dtype x head_dim x GQA ratio, both layouts and paths") {
   uint32_t seed = 1;
   for (KvDtype dt : kAllDtypes) {
-    for (int64_t d : {64, 80, 96, 128, 192, 256}) {  // 192: 128 + 64 p.V columns on AVX-512
+    // 192: 128 + 64 p.V columns on AVX-512; 32: two 512-bit vectors a row.
+    for (int64_t d : {32, 64, 80, 96, 128, 192, 256}) {
       // Every chunking: AVX2 11 = 4 + 4 + 2 + 1; AVX-512 11 = 8 + 2 + 1 and
-      // 15 = 8 + 4 + 2 + 1 (eights, then fours).
-      for (int64_t group : {1, 2, 3, 4, 5, 6, 7, 8, 11, 15}) {
+      // 15 = 8 + 4 + 2 + 1 (eights, then fours), 16 = 8 + 8.
+      for (int64_t group : {1, 2, 3, 4, 5, 6, 7, 8, 11, 15, 16}) {
         for (bool paged : {false, true}) {
           Case c;
           c.dtype = dt;

@@ -31,9 +31,9 @@ struct RunState {
 };
 
 /// Per-thread buffers, 64-byte aligned: k and v [TileTokens][head_dim]
-/// floats (the scalar path's widened tile; the AVX2 path, which widens in
-/// registers, keeps its transposed softmax weights in k, at most
-/// kMaxTileTokens x 8 floats), s [group][kMaxTileTokens].
+/// floats (the scalar path's widened tile; the AVX2 and AVX-512 paths, which
+/// widen in registers, keep their softmax weights [token][head] in k, at
+/// most kMaxTileTokens x 8 floats), s [group][kMaxTileTokens].
 struct Scratch {
   float* k = nullptr;
   float* v = nullptr;
