@@ -207,3 +207,25 @@ TEST_CASE("kvplan bench: bad input is one error line") {
   CHECK(r.exit_code == 2);
   CHECK(r.err == "kvplan: error: --device tpu: expected cpu or cuda\n");
 }
+
+TEST_CASE("bench: the FMA-peak loops run independent chains (distinct starts, none merged)") {
+  // From equal starting values GCC proved the chains equal and kept one
+  // (until 2026-12-01 the peak read 1.25-1.5x too high). After one
+  // iteration the sink holds sum_j (start_j * m + c) (times 16 lanes for
+  // AVX-512), starts 0.10, 0.11, ...: equal starts would give another sum.
+  const auto expect = [](int chains, int lanes) {
+    double s = 0;
+    for (int j = 0; j < chains; ++j) s += (0.10 + 0.01 * j) * 0.9999999 + 1e-7;
+    return s * lanes;
+  };
+  if (CpuHasAvx2()) {
+    float sink = 0;
+    CHECK(detail::FmaLoopAvx2(1, &sink) == 10 * 8 * 2);
+    CHECK(sink == doctest::Approx(expect(10, 1)).epsilon(1e-5));  // lane 0 only
+  }
+  if (CpuHasAvx512()) {
+    float sink = 0;
+    CHECK(detail::FmaLoopAvx512(1, &sink) == 12 * 16 * 2);
+    CHECK(sink == doctest::Approx(expect(12, 16)).epsilon(1e-5));
+  }
+}

@@ -12,8 +12,12 @@ namespace kvplan::kernels::detail {
 
 double FmaLoopAvx2(int64_t iterations, float* sink) {
   // Ten independent chains cover the FMA latency (4-5 cycles) on two ports.
-  __m256 a0 = _mm256_set1_ps(0.1f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
-         a7 = a0, a8 = a0, a9 = a0;
+  // Each starts from its own value (equal ones were merged into one chain by
+  // GCC: see FmaLoopAvx512).
+  __m256 a0 = _mm256_set1_ps(0.10f), a1 = _mm256_set1_ps(0.11f), a2 = _mm256_set1_ps(0.12f),
+         a3 = _mm256_set1_ps(0.13f), a4 = _mm256_set1_ps(0.14f), a5 = _mm256_set1_ps(0.15f),
+         a6 = _mm256_set1_ps(0.16f), a7 = _mm256_set1_ps(0.17f), a8 = _mm256_set1_ps(0.18f),
+         a9 = _mm256_set1_ps(0.19f);
   const __m256 m = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
   for (int64_t i = 0; i < iterations; ++i) {
     a0 = _mm256_fmadd_ps(a0, m, c);

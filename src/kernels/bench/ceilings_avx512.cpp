@@ -19,9 +19,13 @@ namespace kvplan::kernels::detail {
 
 double FmaLoopAvx512(int64_t iterations, float* sink) {
   // Twelve independent chains cover the FMA latency (4 cycles) on two
-  // 512-bit ports, with room to spare.
-  __m512 a0 = _mm512_set1_ps(0.1f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
-         a7 = a0, a8 = a0, a9 = a0, a10 = a0, a11 = a0;
+  // 512-bit ports, with room to spare. Each starts from its own value: from
+  // equal ones GCC proved the chains equal and kept one, so until 2026-12-01
+  // this loop ran one FMA per iteration and counted twelve.
+  __m512 a0 = _mm512_set1_ps(0.10f), a1 = _mm512_set1_ps(0.11f), a2 = _mm512_set1_ps(0.12f),
+         a3 = _mm512_set1_ps(0.13f), a4 = _mm512_set1_ps(0.14f), a5 = _mm512_set1_ps(0.15f),
+         a6 = _mm512_set1_ps(0.16f), a7 = _mm512_set1_ps(0.17f), a8 = _mm512_set1_ps(0.18f),
+         a9 = _mm512_set1_ps(0.19f), a10 = _mm512_set1_ps(0.20f), a11 = _mm512_set1_ps(0.21f);
   const __m512 m = _mm512_set1_ps(0.9999999f), c = _mm512_set1_ps(1e-7f);
   for (int64_t i = 0; i < iterations; ++i) {
     a0 = _mm512_fmadd_ps(a0, m, c);
