@@ -68,10 +68,10 @@ struct Vec512 {
     return _mm512_add_ps(_mm512_shuffle_f32x4(w[0], w[1], kEven),
                          _mm512_shuffle_f32x4(w[0], w[1], kOdd));
   }
+  // The mask of the first `count` (0-16) lanes.
+  static __mmask16 FirstLanes(int64_t count) { return static_cast<__mmask16>((1u << count) - 1); }
   // The first `count` lanes of x to p.
-  static void StoreFirst(float* p, int64_t count, F x) {
-    _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << count) - 1), x);
-  }
+  static void StoreFirst(float* p, int64_t count, F x) { _mm512_mask_storeu_ps(p, FirstLanes(count), x); }
 
   // Each lane j of x combined (the max, else the sum) with lanes j + H,
   // j + 2H, ... mod 16: every lane then holds its head's result (heads in
@@ -89,17 +89,14 @@ struct Vec512 {
 
   // exp(x) for x <= 0: Exp of tile_simd.inc on sixteen lanes.
   static F Exp(F x) {
-    x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
-    const F n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+    using C = ExpConsts;
+    x = _mm512_max_ps(x, _mm512_set1_ps(C::kFloor));
+    const F n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(C::kLog2e)),
                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    F r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-    F p = _mm512_set1_ps(1.9875691500e-4f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    F r = _mm512_fnmadd_ps(n, _mm512_set1_ps(C::kLn2Hi), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(C::kLn2Lo), r);
+    F p = _mm512_set1_ps(C::kPoly[0]);
+    for (int i = 1; i < 6; ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(C::kPoly[i]));
     p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
     const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
     return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
@@ -116,15 +113,14 @@ struct Vec512 {
     constexpr bool kScaled = T == KvDtype::kInt8 || T == KvDtype::kFp8E4M3;
     constexpr int64_t P = 16 / H;  // tokens per vector
     const int64_t vecs = (n + P - 1) / P;
-    const auto first = [](int64_t count) { return static_cast<__mmask16>((1u << count) - 1); };
-    const auto lanes = [&](int64_t i) { return first(std::min(P, n - P * i) * H); };
-    const __mmask16 heads = first(H);
+    const auto lanes = [&](int64_t i) { return FirstLanes(std::min(P, n - P * i) * H); };
+    const __mmask16 heads = FirstLanes(H);
     // Lane j: token j / H of the vector (for its scale), head j % H.
     const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     const __m512i token = _mm512_srli_epi32(iota, H == 8 ? 3 : 2);
     const __m512i head = _mm512_and_si512(iota, _mm512_set1_epi32(H - 1));
     const auto scales = [&](const float* sc, int64_t i) {
-      const F x = _mm512_maskz_loadu_ps(first(std::min(P, n - P * i)), sc + t0 + P * i);
+      const F x = _mm512_maskz_loadu_ps(FirstLanes(std::min(P, n - P * i)), sc + t0 + P * i);
       return _mm512_mul_ps(_mm512_permutexvar_ps(token, x), _mm512_set1_ps(Fp8Factor<T>()));
     };
     const F neg_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
