@@ -231,6 +231,8 @@ void DecodeAttentionCpu(const DecodeArgs& a, const CpuDecodeOptions& options) {
           run.k_scale = HasScales(c.dtype) ? c.k_scale + row : nullptr;
           run.v_scale = HasScales(c.dtype) ? c.v_scale + row : nullptr;
           run.n = std::min(t_end - t, bt - t % bt);
+          // By block, the block's later heads follow this head's rows.
+          run.ahead_rows = by_block ? bt - t % bt + (heads - 1 - h) * bt : run.n;
           return run;
         };
         // Each run knows the one after it, so the kernel can prefetch across
