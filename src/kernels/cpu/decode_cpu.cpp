@@ -99,7 +99,8 @@ bool CpuHasAvx2() {
 bool CpuHasAvx512() {
 #if defined(__x86_64__) || defined(__i386__)
   // libgcc's check includes the OS saving the 512-bit state (XCR0).
-  static const bool has = CpuHasAvx2() && __builtin_cpu_supports("avx512f");
+  static const bool has = CpuHasAvx2() && __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512bw");
   return has;
 #else
   return false;
@@ -135,7 +136,7 @@ SimdPath ResolveSimd(SimdPath requested, int64_t head_dim) {
     Fail("the AVX2 path was requested but this CPU lacks avx2, fma or f16c");
   }
   if (requested == SimdPath::kAvx512 && !CpuHasAvx512()) {
-    Fail("the AVX-512 path was requested but this CPU lacks avx512f (or avx2, fma, f16c)");
+    Fail("the AVX-512 path was requested but this CPU lacks avx512f or avx512bw (or avx2, fma, f16c)");
   }
   if (requested == SimdPath::kAuto) {
     requested = CpuHasAvx512() ? SimdPath::kAvx512

@@ -16,7 +16,7 @@
 // Inner loop: tiles of a few KB of K and V (dequantized into an L1 scratch
 // unless fp32), scores for all query heads of the group, one online-softmax
 // rescale per tile, then P x V. SIMD, chosen at run time: AVX-512 when the CPU
-// has avx512f (and head_dim % 16 == 0), else AVX2+FMA+F16C when it has those
+// has avx512f and avx512bw (and head_dim % 16 == 0), else AVX2+FMA+F16C when it has those
 // (and head_dim % 8 == 0), else a portable scalar path. Every path reads every
 // element exactly as DecodeElement() does.
 #pragma once
@@ -56,7 +56,7 @@ std::vector<int64_t> ChunkCuts(int64_t total, int threads, int64_t min_chunk);
 /// True when this CPU runs the AVX2 path (avx2, fma and f16c).
 bool CpuHasAvx2();
 
-/// True when this CPU runs the AVX-512 path (avx512f, and the AVX2 path's).
+/// True when this CPU runs the AVX-512 path (avx512f, avx512bw, and the AVX2 path's).
 bool CpuHasAvx512();
 
 /// The path `requested` resolves to for `head_dim` on this machine (never

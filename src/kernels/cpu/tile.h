@@ -73,7 +73,7 @@ void ProcessRunScalar(const float* q, int64_t group, int64_t head_dim, KvDtype d
 void ProcessRunAvx2(const float* q, int64_t group, int64_t head_dim, KvDtype dtype,
                     const Run& run, RunState& state, Scratch& scratch);
 
-/// Requires head_dim % 16 == 0 and a CPU with avx512f as well.
+/// Requires head_dim % 16 == 0 and a CPU with avx512f and avx512bw as well.
 void ProcessRunAvx512(const float* q, int64_t group, int64_t head_dim, KvDtype dtype,
                       const Run& run, RunState& state, Scratch& scratch);
 

@@ -32,6 +32,12 @@ struct Vec256 {
   static __m128 Reduce4(F a0, F a1, F a2, F a3) { return Reduce4x256(a0, a1, a2, a3); }
   static float Sum(F a) { return Hsum256(a); }
 
+  // No dtype widens two vectors more cheaply than one at a time here.
+  template <KvDtype T>
+  static constexpr bool kWidenPairs = false;
+  template <KvDtype T>
+  static void Widen2(const unsigned char* p, F& lo, F& hi);  // never called
+
   // 8 elements of a row, widened exactly to float. fp8 comes out as value/256
   // (see the note at Fp8Factor).
   template <KvDtype T>

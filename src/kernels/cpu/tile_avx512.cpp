@@ -20,7 +20,7 @@
 #include "kernels/cpu/tile.h"
 
 #pragma GCC push_options
-#pragma GCC target("avx512f,avx2,fma,f16c")
+#pragma GCC target("avx512f,avx512bw,avx2,fma,f16c")
 
 namespace kvplan::kernels::cpu {
 namespace {
@@ -162,6 +162,22 @@ struct Vec512 {
         }
       }
     }
+  }
+
+  // fp8 widens 32 elements at a time for less than twice the cost of 16:
+  // one sign extension, shift and mask on a 512-bit vector of 32 fp16 bit
+  // patterns, one extract, two conversions (8 uops for 32 elements on the
+  // two 512-bit ports, where Widen takes 5 for 16, two of them on port 5).
+  template <KvDtype T>
+  static constexpr bool kWidenPairs = T == KvDtype::kFp8E4M3;
+  // Elements 0-15 of the 32 at p to lo, 16-31 to hi, as Widen would.
+  template <KvDtype T>
+  static void Widen2(const unsigned char* p, F& lo, F& hi) {
+    static_assert(T == KvDtype::kFp8E4M3);
+    const __m512i w = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    const __m512i h = _mm512_and_si512(_mm512_slli_epi16(w, 7), _mm512_set1_epi16(static_cast<short>(0xBFFF)));
+    lo = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
+    hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
   }
 
   // 16 elements of a row, widened exactly to float, as Vec256::Widen does
