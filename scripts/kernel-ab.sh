@@ -11,7 +11,7 @@
 # cache fits a 512 KiB L2 for every dtype (until 2026-11-30 the default was
 # 1024, which in fp16 and fp32 filled or overflowed L2 and timed L3 too).
 # SIMD=avx512 compares the AVX-512 tile code instead (tile_avx512.cpp; the
-# CPU must have avx512f, and REV must have the file).
+# CPU must have avx512f and avx512bw, and REV must have the file).
 #   scripts/kernel-ab.sh [REV] [TOKENS]      e.g. scripts/kernel-ab.sh HEAD~1 256
 #   SIMD=avx512 scripts/kernel-ab.sh HEAD
 set -euo pipefail

@@ -142,8 +142,9 @@ TEST_CASE("reference: hand-checked values") {
 TEST_CASE("cpu kernel: every dtype x head_dim x GQA ratio, both layouts and paths") {
   uint32_t seed = 1;
   for (KvDtype dt : kAllDtypes) {
-    // 192: 128 + 64 p.V columns on AVX-512; 32: two 512-bit vectors a row.
-    for (int64_t d : {32, 64, 80, 96, 128, 192, 256}) {
+    // 192: 128 + 64 p.V columns on AVX-512; 32: two 512-bit vectors a row;
+    // 48 and 80: AVX-512 fp8 widens a pair of vectors, then a single one.
+    for (int64_t d : {32, 48, 64, 80, 96, 128, 192, 256}) {
       // Every chunking: AVX2 11 = 4 + 4 + 2 + 1; AVX-512 11 = 8 + 2 + 1 and
       // 15 = 8 + 4 + 2 + 1 (eights, then fours), 16 = 8 + 8.
       for (int64_t group : {1, 2, 3, 4, 5, 6, 7, 8, 11, 15, 16}) {
@@ -289,7 +290,7 @@ TEST_CASE("cpu kernel: the SIMD paths agree with the scalar path") {
     MESSAGE("skipped: this CPU has no AVX2 (the scalar path is tested above)");
     return;
   }
-  if (!CpuHasAvx512()) MESSAGE("the AVX-512 path is not compared: this CPU has no avx512f");
+  if (!CpuHasAvx512()) MESSAGE("the AVX-512 path is not compared: this CPU has no avx512f/avx512bw");
   for (SimdPath path : Paths()) {
     if (path == SimdPath::kScalar) continue;
     for (KvDtype dt : kAllDtypes) {
@@ -346,9 +347,10 @@ TEST_CASE("KVPLAN_SIMD forces a path; bad values are errors") {
     CHECK(ResolveSimd(SimdPath::kAvx512, 24) == SimdPath::kAvx2);
     CHECK(ResolveSimd(SimdPath::kAvx512, 20) == SimdPath::kScalar);
   } else {
-    CHECK_THROWS_WITH_AS(ResolveSimd(SimdPath::kAvx512, 128),
-                         "the AVX-512 path was requested but this CPU lacks avx512f or avx512bw (or avx2, fma, f16c)",
-                         kvplan::Error);
+    CHECK_THROWS_WITH_AS(
+        ResolveSimd(SimdPath::kAvx512, 128),
+        "the AVX-512 path was requested but this CPU lacks avx512f or avx512bw (or avx2, fma, f16c)",
+        kvplan::Error);
   }
 }
 

@@ -136,7 +136,8 @@ SimdPath ResolveSimd(SimdPath requested, int64_t head_dim) {
     Fail("the AVX2 path was requested but this CPU lacks avx2, fma or f16c");
   }
   if (requested == SimdPath::kAvx512 && !CpuHasAvx512()) {
-    Fail("the AVX-512 path was requested but this CPU lacks avx512f or avx512bw (or avx2, fma, f16c)");
+    Fail("the AVX-512 path was requested but this CPU lacks avx512f or avx512bw "
+         "(or avx2, fma, f16c)");
   }
   if (requested == SimdPath::kAuto) {
     requested = CpuHasAvx512() ? SimdPath::kAvx512
@@ -232,8 +233,10 @@ void DecodeAttentionCpu(const DecodeArgs& a, const CpuDecodeOptions& options) {
           run.k_scale = HasScales(c.dtype) ? c.k_scale + row : nullptr;
           run.v_scale = HasScales(c.dtype) ? c.v_scale + row : nullptr;
           run.n = std::min(t_end - t, bt - t % bt);
-          // By block, the block's later heads follow this head's rows.
-          run.ahead_rows = by_block ? bt - t % bt + (heads - 1 - h) * bt : run.n;
+          // By block, the block's later heads follow this head's rows; the
+          // thread reads them all next where it owns the whole block.
+          const bool whole_block = t % bt == 0 && t_end >= t + bt;
+          run.ahead_rows = by_block && whole_block ? (heads - h) * bt : run.n;
           return run;
         };
         // Each run knows the one after it, so the kernel can prefetch across

@@ -17,8 +17,8 @@ struct Run {
   const float* v_scale = nullptr;
   int64_t n = 0;
   // Rows (of head_dim elements) that follow on from k and from v in memory
-  // and that this thread reads soon, n or more (0: just n): a paged block's
-  // later KV heads, which the kernel may ask into L2 ahead of time.
+  // and that this thread reads next, n or more (0: just n): a whole paged
+  // block's later KV heads, which the kernel may ask into L2 ahead of time.
   int64_t ahead_rows = 0;
   // The run processed next (the next block of a paged cache), if any, so
   // its first rows can be prefetched while this run's last tile is worked on.

@@ -36,7 +36,7 @@ struct Vec256 {
   template <KvDtype T>
   static constexpr bool kWidenPairs = false;
   template <KvDtype T>
-  static void Widen2(const unsigned char* p, F& lo, F& hi);  // never called
+  static void Widen2(const unsigned char* p, F& lo, F& hi) = delete;
 
   // 8 elements of a row, widened exactly to float. fp8 comes out as value/256
   // (see the note at Fp8Factor).
