@@ -112,6 +112,11 @@ TEST_CASE("distribution specs: parsed strictly") {
                     "--mix: prompt=2000..100: the range is empty (2000 > 100)");
   CHECK_THROWS_WITH(ParseMixSpec("uniform:prompt=-1..100,output=1..2"),
                     "--mix: prompt: '-1' is negative (expected a whole number of tokens >= 0)");
+  // A seed is a plain number and n counts requests: neither is called tokens.
+  CHECK_THROWS_WITH(ParseMixSpec("uniform:prompt=1..100,output=1..2,seed=-4"),
+                    "--mix: seed: '-4' is negative (expected a whole number >= 0)");
+  CHECK_THROWS_WITH(ParseMixSpec("uniform:prompt=1..100,output=1..2,n=ten"),
+                    "--mix: n: 'ten' is not a number (expected a whole number of requests >= 0)");
   CHECK_THROWS_WITH(ParseMixSpec("uniform:promt=1..100,output=1..2"),
                     "--mix: unknown key 'promt' for uniform (did you mean 'prompt'?) (known: "
                     "prompt, output, n, seed)");

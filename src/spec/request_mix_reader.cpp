@@ -32,11 +32,14 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return true;
 }
 
-// A token count field: digits only. Says why anything else is wrong.
-uint64_t ParseCount(std::string_view text, const SourcePos& pos, std::string_view field) {
+// A count field (tokens unless `unit` says otherwise; "" for a plain
+// number such as a seed): digits only. Says why anything else is wrong.
+uint64_t ParseCount(std::string_view text, const SourcePos& pos, std::string_view field,
+                    std::string_view unit = "tokens") {
   std::string_view t = Trim(text);
+  const std::string of = unit.empty() ? std::string() : fmt::format(" of {}", unit);
   auto fail = [&](std::string_view why) {
-    Fail("{}{}: {} (expected a whole number of tokens >= 0)", pos.Prefix(), field, why);
+    Fail("{}{}: {} (expected a whole number{} >= 0)", pos.Prefix(), field, why, of);
   };
   if (t.empty()) fail("empty value");
   if (t.front() == '-') fail(fmt::format("'{}' is negative", t));
@@ -51,7 +54,8 @@ uint64_t ParseCount(std::string_view text, const SourcePos& pos, std::string_vie
     v = v * 10 + static_cast<uint64_t>(c - '0');
   }
   if (v > RequestMixLimits::kMaxTokens) {
-    fail(fmt::format("'{}' is larger than {} tokens", t, RequestMixLimits::kMaxTokens));
+    fail(fmt::format("'{}' is larger than {}{}", t, RequestMixLimits::kMaxTokens,
+                     unit.empty() ? std::string() : fmt::format(" {}", unit)));
   }
   return v;
 }
@@ -415,7 +419,8 @@ MixParams ParseMixSpec(std::string_view spec, std::string_view what) {
     } else if (key == "output") {
       std::tie(p.output_min, p.output_max) = ParseRange(value, what, key);
     } else if (key == "n" || key == "seed") {
-      uint64_t v = ParseCount(value, {}, fmt::format("{}: {}", what, key));
+      uint64_t v =
+          ParseCount(value, {}, fmt::format("{}: {}", what, key), key == "n" ? "requests" : "");
       if (key == "n") {
         if (v == 0 || v > RequestMixLimits::kMaxGenerated) {
           Fail("{}: n={}: expected 1 to {} requests", what, value, RequestMixLimits::kMaxGenerated);
