@@ -75,6 +75,44 @@ TEST_CASE("bench: TimeDecodeStep validates, then times the requested repeats") {
   }
 }
 
+TEST_CASE("bench: the in-cache timing, a cut of the shape that stays in the CPU's caches") {
+  // About 1 MiB of cache per thread: fp16, 8 KV heads x 128 is 4 KiB a token.
+  const BenchShape s{65536, 1, 8, 1, 128, KvDtype::kFp16, 0};
+  CHECK(InCacheContext(s, 2) == 512);
+  CHECK(InCacheContext(s, 1) == 256);
+  CHECK(InCacheContext(s, 0) == 256);  // as one thread
+  CHECK(InCacheContext({100, 1, 8, 1, 128, KvDtype::kFp16, 0}, 2) == 100);  // never longer than the shape
+  // 4 MiB a token: at least 16 tokens, or one whole block when paged.
+  CHECK(InCacheContext({4096, 1024, 8, 1, 128, KvDtype::kFp16, 0}, 2) == 16);
+  CHECK(InCacheContext({4096, 1024, 8, 1, 128, KvDtype::kFp16, 32}, 2) == 32);
+  CHECK(InCacheContext({20, 1024, 8, 1, 128, KvDtype::kFp16, 32}, 2) == 20);
+
+  // Beside each timed step, one in-cache sample on the cut cache, run by the
+  // same kernel (counted here) as many times as read about 64 MiB.
+  BenchShape small{3000, 1, 2, 4, 64, KvDtype::kFp16, 0};  // 1.5 MiB: not cut at 16 threads
+  TimingOptions o;
+  o.repeats = 3;
+  o.flush = false;
+  o.cpu.threads = 16;
+  o.in_cache = true;
+  int64_t calls = 0;
+  o.kernel = [&](const DecodeArgs& a) {
+    ++calls;
+    DecodeAttentionCpu(a, o.cpu);
+  };
+  const StepTiming t = TimeDecodeStep(small, o);
+  REQUIRE(t.in_cache_gbps.size() == 3);
+  for (double g : t.in_cache_gbps) CHECK(g > 0);
+  const int64_t per_sample = (int64_t{64} << 20) / static_cast<int64_t>(small.CacheBytes());  // 42
+  // validation, warm-up, 2 to warm the cut cache, then per repeat the step and a sample
+  CHECK(calls == 1 + 1 + 2 + 3 * (1 + per_sample));
+  o.in_cache = false;
+  calls = 0;
+  CHECK(TimeDecodeStep(small, o).in_cache_gbps.empty());
+  CHECK(calls == 1 + 1 + 3);
+  CHECK(TimeInCache(small, o) > 0);
+}
+
 TEST_CASE("bench: a wrong kernel is refused before it is timed") {
   BenchShape s{500, 1, 2, 2, 64, KvDtype::kFp16, 0};
   TimingOptions o;
@@ -137,6 +175,9 @@ TEST_CASE("kvplan bench: json keys, a profile that reads back, --force") {
   CHECK(r.out.find("\"gbps\": ") != std::string::npos);
   CHECK(r.out.find("\"fraction_of_ceiling\": ") != std::string::npos);
   CHECK(r.out.find("\"bound\": \"bandwidth\"") != std::string::npos);
+  CHECK(r.out.find("\"in_cache_gbps\": ") != std::string::npos);
+  CHECK(r.out.find("\"in_cache_fraction_of_read_ceiling\": ") != std::string::npos);
+  CHECK(r.out.find("\"kernel_limited\": ") != std::string::npos);
   // The ceiling measured beside the shape, and the run's median of two
   // measurements (before the sweep, beside the one shape).
   CHECK(r.out.find("\"results\": [\n    {") != std::string::npos);
@@ -172,7 +213,7 @@ TEST_CASE("kvplan bench: json keys, a profile that reads back, --force") {
   r = test::RunKvplan(args + " --save prof.yaml --force --hardware h100-sxm --format csv", dir);
   CHECK(r.exit_code == 0);
   CHECK(r.out.rfind("shape,bytes_read,seconds,gbps,read_ceiling_gbps,fraction_of_read_ceiling,"
-                    "bound,fraction_of_ceiling,gflops,fraction_of_datasheet\n", 0) == 0);
+                    "bound,fraction_of_ceiling,gflops,in_cache_gbps,fraction_of_datasheet\n", 0) == 0);
   const HardwareSpec again = ParseHardwareYaml(test::ReadFile(dir + "/prof.yaml"), "prof.yaml");
   CHECK(again.memory_bandwidth_gbps == 3350);  // the datasheet figure of --hardware is kept
   CHECK(again.measured.has_value());

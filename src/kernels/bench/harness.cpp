@@ -1,6 +1,7 @@
 #include "kernels/bench/harness.h"
 
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -61,7 +62,70 @@ KvCache RandomCache(const BenchShape& shape, int64_t context, uint64_t seed) {
   return cache;
 }
 
+// The kernel on `shape` cut to InCacheContext, its cache left in the CPU's
+// caches: Sample() times as many back-to-back steps as read about 64 MiB.
+class InCacheProbe {
+ public:
+  InCacheProbe(const BenchShape& shape, const TimingOptions& options)
+      : options_(options), small_(Small(shape, options)),
+        cache_(RandomCache(small_, small_.context, options.seed + 2)) {
+    const DecodeShape ds = small_.Decode();
+    q_.resize(static_cast<size_t>(ds.batch * ds.q_heads * ds.head_dim));
+    std::mt19937 rng(static_cast<uint32_t>(options.seed + 2));
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (float& x : q_) x = nd(rng);
+    out_.resize(q_.size());
+    args_.shape = ds;
+    args_.seq_lens = cache_.Lengths().data();
+    args_.q = q_.data();
+    args_.cache = cache_.View();
+    args_.out = out_.data();
+    bytes_ = small_.CacheBytes();
+    // Back to back, so each step's thread start is a small part of the time.
+    steps_ = std::clamp<int64_t>(static_cast<int64_t>((uint64_t{64} << 20) / bytes_), 1, 4096);
+    for (int i = 0; i < 2; ++i) Step();  // into the caches
+  }
+  // GB/s of one batch of steps.
+  double Sample() {
+    const auto now = [&] { return options_.clock ? options_.clock() : Now(); };
+    const double t0 = now();
+    for (int64_t i = 0; i < steps_; ++i) Step();
+    return static_cast<double>(bytes_) * static_cast<double>(steps_) / (now() - t0) / 1e9;
+  }
+
+ private:
+  static BenchShape Small(const BenchShape& shape, const TimingOptions& options) {
+    BenchShape small = shape;
+    small.context = InCacheContext(shape, options.cpu.threads > 0 ? options.cpu.threads
+                                                                   : omp_get_max_threads());
+    return small;
+  }
+  void Step() {
+    if (options_.kernel) {
+      options_.kernel(args_);
+    } else {
+      DecodeAttentionCpu(args_, options_.cpu);
+    }
+  }
+  const TimingOptions& options_;
+  BenchShape small_;
+  KvCache cache_;
+  std::vector<float> q_, out_;
+  DecodeArgs args_;
+  uint64_t bytes_ = 0;
+  int64_t steps_ = 1;
+};
+
 }  // namespace
+
+int64_t InCacheContext(const BenchShape& shape, int threads) {
+  BenchShape one = shape;
+  one.context = 1;
+  const uint64_t per_token = one.CacheBytes();
+  const int64_t fit = static_cast<int64_t>(kInCacheBytesPerThread * static_cast<uint64_t>(std::max(1, threads)) /
+                                           std::max<uint64_t>(1, per_token));
+  return std::min(shape.context, std::max({fit, int64_t{16}, shape.block_tokens}));
+}
 
 StepTiming TimeDecodeStep(const BenchShape& shape, const TimingOptions& options) {
   const DecodeShape ds = shape.Decode();
@@ -116,6 +180,8 @@ StepTiming TimeDecodeStep(const BenchShape& shape, const TimingOptions& options)
   DecodeArgs warm = args;
   warm.seq_lens = twin.Lengths().data();
   warm.cache = twin.View();
+  std::optional<InCacheProbe> in_cache;
+  if (options.in_cache) in_cache.emplace(shape, options);
   for (int r = 0; r < std::max(1, options.repeats); ++r) {
     if (options.beside) timing.beside.push_back(options.beside());
     if (flusher) {
@@ -125,6 +191,8 @@ StepTiming TimeDecodeStep(const BenchShape& shape, const TimingOptions& options)
     const double t0 = now();
     kernel(args);
     timing.samples.push_back(now() - t0);
+    // Right after the step, so both see the machine at the same moment.
+    if (in_cache) timing.in_cache_gbps.push_back(in_cache->Sample());
   }
   timing.seconds = Median(timing.samples);
   timing.bytes_read = shape.CacheBytes();
@@ -195,6 +263,13 @@ double TimeConcatStep(const BenchShape& shape, const TimingOptions& options) {
   return Median(samples);
 }
 
+double TimeInCache(const BenchShape& shape, const TimingOptions& options) {
+  InCacheProbe probe(shape, options);
+  std::vector<double> samples;
+  for (int r = 0; r < std::max(1, options.repeats); ++r) samples.push_back(probe.Sample());
+  return Median(samples);
+}
+
 BenchShape ParseBenchShape(std::string_view spec) {
   BenchShape s;
   std::string_view rest = spec;
@@ -259,6 +334,16 @@ ShapeResult RunShape(const BenchShape& shape, const Ceilings& ceilings, const Ti
   r.ceiling_gbps = std::min(r.read_ceiling_gbps, r.compute_ceiling_gbps);
   r.fraction_of_ceiling =
       r.compute_bound ? r.gbps / r.compute_ceiling_gbps : r.fraction_of_read_ceiling;
+  if (!r.timing.in_cache_gbps.empty()) {
+    const std::vector<double>& in_cache = r.timing.in_cache_gbps;
+    r.in_cache_gbps = Median(in_cache);
+    r.in_cache_fraction = r.in_cache_gbps / r.read_ceiling_gbps;
+    if (beside.size() == in_cache.size()) {
+      std::vector<double> ratios;
+      for (size_t i = 0; i < in_cache.size(); ++i) ratios.push_back(in_cache[i] / beside[i]);
+      r.in_cache_fraction = Median(ratios);
+    }
+  }
   return r;
 }
 

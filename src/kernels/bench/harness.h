@@ -62,6 +62,9 @@ struct TimingOptions {
   /// its value kept in StepTiming::beside: the read ceiling measured beside
   /// every step, so each step has its own ceiling from the same moment.
   std::function<double()> beside;
+  /// Also time the shape in cache (as TimeInCache does) right after each
+  /// timed step: StepTiming::in_cache_gbps.
+  bool in_cache = false;
 };
 
 struct StepTiming {
@@ -71,6 +74,7 @@ struct StepTiming {
   uint64_t bytes_read = 0;       // BenchShape::CacheBytes()
   uint64_t flops = 0;
   double validation_ratio = 0;   // worst error / tolerance on the validated sub-problem (<= 1)
+  std::vector<double> in_cache_gbps;  // TimingOptions::in_cache: one sample after each step
 };
 
 /// Builds a random cache for `shape`, validates the kernel on it, then times
@@ -85,6 +89,26 @@ StepTiming TimeDecodeStep(const BenchShape& shape, const TimingOptions& options)
 /// buffer (copying all of it, as `cat` per step does), then runs the same
 /// kernel on the copy. Median seconds per step, caches flushed before each.
 double TimeConcatStep(const BenchShape& shape, const TimingOptions& options);
+
+/// Cache per thread that TimeInCache keeps resident: within the L2 of the
+/// Intel Xeon build machine (2 MiB per core), in L2 and L3 on the AMD one
+/// (512 KiB L2 per core, 32 MiB L3).
+constexpr uint64_t kInCacheBytesPerThread = uint64_t{1} << 20;
+
+/// The context TimeInCache cuts `shape` to: about kInCacheBytesPerThread of
+/// cache per thread, at least 16 tokens (one block when paged, if larger),
+/// at most the shape's own context.
+int64_t InCacheContext(const BenchShape& shape, int threads);
+
+/// The kernel's own speed on `shape`, memory taken out: GB/s of a decode
+/// step over the same shape cut to InCacheContext, a cache that stays in
+/// the CPU's caches (never flushed; the steps run back to back, each
+/// sample timing as many as read about 64 MiB; median of options.repeats
+/// samples).
+/// Where it is below the read ceiling, the kernel's instructions, not
+/// memory, keep the streaming step from the ceiling, whatever the FLOP
+/// roofline says (docs/perf.md). Cut for options.cpu.threads threads (0: all).
+double TimeInCache(const BenchShape& shape, const TimingOptions& options);
 
 /// Parses a --shape spec: comma-separated key=value, keys dtype, context
 /// (4K/4k accepted), batch, kv_heads, group, head_dim, block (0 =
@@ -115,10 +139,15 @@ struct ShapeResult {
   double fraction_of_read_ceiling = 0;
   double read_ceiling_gbps = 0;         // the read ceiling this shape was compared with (median)
   double concat_seconds = 0;            // TimeConcatStep, when asked for
+  double in_cache_gbps = 0;             // median of StepTiming::in_cache_gbps (0: not measured)
+  /// in cache / read ceiling: the median of the ratios of each in-cache
+  /// sample to the ceiling read beside its step, when both were measured
+  double in_cache_fraction = 0;
 };
 
 /// Times `shape` and places it against `ceilings`; when options.beside
-/// measures the read ceiling beside each step, against those instead.
+/// measures the read ceiling beside each step, against those instead; with
+/// options.in_cache, also in cache, each sample against the same ceiling.
 ShapeResult RunShape(const BenchShape& shape, const Ceilings& ceilings, const TimingOptions& options);
 
 /// The sweep `kvplan bench` runs: quick (< 30 s on 2 cores) or default
