@@ -81,7 +81,8 @@ TEST_CASE("bench: the in-cache timing, a cut of the shape that stays in the CPU'
   CHECK(InCacheContext(s, 2) == 512);
   CHECK(InCacheContext(s, 1) == 256);
   CHECK(InCacheContext(s, 0) == 256);  // as one thread
-  CHECK(InCacheContext({100, 1, 8, 1, 128, KvDtype::kFp16, 0}, 2) == 100);  // never longer than the shape
+  CHECK(InCacheContext({100, 1, 8, 1, 128, KvDtype::kFp16, 0}, 2) ==
+        100);  // never longer than the shape
   // 4 MiB a token: at least 16 tokens, or one whole block when paged.
   CHECK(InCacheContext({4096, 1024, 8, 1, 128, KvDtype::kFp16, 0}, 2) == 16);
   CHECK(InCacheContext({4096, 1024, 8, 1, 128, KvDtype::kFp16, 32}, 2) == 32);
@@ -213,7 +214,8 @@ TEST_CASE("kvplan bench: json keys, a profile that reads back, --force") {
   r = test::RunKvplan(args + " --save prof.yaml --force --hardware h100-sxm --format csv", dir);
   CHECK(r.exit_code == 0);
   CHECK(r.out.rfind("shape,bytes_read,seconds,gbps,read_ceiling_gbps,fraction_of_read_ceiling,"
-                    "bound,fraction_of_ceiling,gflops,in_cache_gbps,fraction_of_datasheet\n", 0) == 0);
+                    "bound,fraction_of_ceiling,gflops,in_cache_gbps,fraction_of_datasheet\n",
+                    0) == 0);
   const HardwareSpec again = ParseHardwareYaml(test::ReadFile(dir + "/prof.yaml"), "prof.yaml");
   CHECK(again.memory_bandwidth_gbps == 3350);  // the datasheet figure of --hardware is kept
   CHECK(again.measured.has_value());

@@ -113,7 +113,8 @@ void Row(const unsigned char* k, const unsigned char* v, size_t bytes, int threa
   };
   gbps[0] = stream.template operator()<0>();
   gbps[1] = stream.template operator()<1>();
-  std::printf("N=%2d dist %5ld  in L1 %6.1f GB/s  streamed: per line %5.1f (%3.0f%%)  tile ahead %5.1f (%3.0f%%)\n",
+  std::printf("N=%2d dist %5ld  in L1 %6.1f GB/s  streamed: per line %5.1f (%3.0f%%)  "
+              "tile ahead %5.1f (%3.0f%%)\n",
               N, g_dist, l1, gbps[0], 100 * gbps[0] / l1, gbps[1], 100 * gbps[1] / l1);
 }
 

@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
     const auto r = static_cast<unsigned>(std::rand());
     unsigned char b = static_cast<unsigned char>(r);
     if (esize == 1 && name == "fp8") b = static_cast<unsigned char>(0x20 | (r & 0x1F) | (r & 0x80));
-    if (esize == 2 && i % 2 == 1) b = name == "bf16" ? 0x3E : static_cast<unsigned char>(0x30 | (r >> 8 & 3));
+    if (esize == 2 && i % 2 == 1)
+      b = name == "bf16" ? 0x3E : static_cast<unsigned char>(0x30 | (r >> 8 & 3));
     if (esize == 4 && i % 4 == 3) b = 0x3C;
     k[i] = b;
     v[i] = static_cast<unsigned char>(b ^ 1);
@@ -69,7 +70,8 @@ int main(int argc, char** argv) {
 #pragma omp parallel num_threads(threads)
       {
         const int id = omp_get_thread_num();
-        std::vector<float> q(group * d, 0.01f), m(group, -1e30f), l(group, 0.0f), acc(group * d, 0.0f);
+        std::vector<float> q(group * d, 0.01f), m(group, -1e30f), l(group, 0.0f),
+            acc(group * d, 0.0f);
         auto* sk = static_cast<float*>(std::aligned_alloc(64, 64 * 128 * 4 * 8));
         auto* sv = static_cast<float*>(std::aligned_alloc(64, 64 * 128 * 4 * 8));
         auto* ss = static_cast<float*>(std::aligned_alloc(64, 64 * 64 * 4 * 64));
@@ -89,20 +91,22 @@ int main(int argc, char** argv) {
         std::free(sv);
         std::free(ss);
       }
-      const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double token_heads = s.n == 0 ? static_cast<double>(total)
-                                          : static_cast<double>(s.n) * s.reps * threads;
+      const double sec =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double token_heads =
+          s.n == 0 ? static_cast<double>(total) : static_cast<double>(s.n) * s.reps * threads;
       s.ns.push_back(sec * 1e9 * threads / token_heads);
     }
   }
-  std::printf("%s group %lld d128, %d thread(s), %d rounds; ns per (token, KV head) per thread, "
-              "median [min-max]; GB/s of K+V over all threads\n",
-              name.c_str(), static_cast<long long>(group), threads, rounds);
+  std::printf(
+      "%s group %lld d128, %d thread(s), %d rounds; ns per (token, KV head) per thread, "
+      "median [min-max]; GB/s of K+V over all threads\n",
+      name.c_str(), static_cast<long long>(group), threads, rounds);
   for (Size& s : sizes) {
     std::sort(s.ns.begin(), s.ns.end());
     const double med = s.ns[s.ns.size() / 2];
-    std::printf("  %-18s %7.1f ns  [%.1f-%.1f]  %6.1f GB/s\n", s.what, med, s.ns.front(), s.ns.back(),
-                threads * 2.0 * d * esize / med);
+    std::printf("  %-18s %7.1f ns  [%.1f-%.1f]  %6.1f GB/s\n", s.what, med, s.ns.front(),
+                s.ns.back(), threads * 2.0 * d * esize / med);
   }
   return 0;
 }

@@ -150,14 +150,19 @@ Json ToJson(const BenchRun& run, const BenchOptions& o) {
 
 Table ResultTable(const BenchRun& run, bool csv) {
   const auto ds = DatasheetGbps(run);
-  std::vector<std::string> head = csv ? std::vector<std::string>{"shape", "bytes_read", "seconds", "gbps",
-                                                                 "read_ceiling_gbps",
-                                                                 "fraction_of_read_ceiling", "bound",
-                                                                 "fraction_of_ceiling", "gflops",
-                                                                 "in_cache_gbps"}
-                                      : std::vector<std::string>{"shape", "cache", "time", "GB/s",
-                                                                 "in cache", "ceiling", "% read ceiling",
-                                                                 "bound", "% of bound", "GFLOP/s"};
+  std::vector<std::string> head =
+      csv ? std::vector<std::string>{"shape",
+                                     "bytes_read",
+                                     "seconds",
+                                     "gbps",
+                                     "read_ceiling_gbps",
+                                     "fraction_of_read_ceiling",
+                                     "bound",
+                                     "fraction_of_ceiling",
+                                     "gflops",
+                                     "in_cache_gbps"}
+          : std::vector<std::string>{"shape",   "cache",          "time",  "GB/s",       "in cache",
+                                     "ceiling", "% read ceiling", "bound", "% of bound", "GFLOP/s"};
   if (ds) head.push_back(csv ? "fraction_of_datasheet" : "% datasheet");
   const bool concat = !run.results.empty() && run.results.front().concat_seconds > 0;
   if (concat) head.push_back(csv ? "concat_seconds" : "concat/step");
@@ -166,16 +171,21 @@ Table ResultTable(const BenchRun& run, bool csv) {
   for (const ShapeResult& r : run.results) {
     std::vector<std::string> row;
     if (csv) {
-      row = {r.shape.Label(), std::to_string(r.timing.bytes_read), fmt::format("{:.6g}", r.timing.seconds),
-             fmt::format("{:.3f}", r.gbps), fmt::format("{:.3f}", r.read_ceiling_gbps),
+      row = {r.shape.Label(),
+             std::to_string(r.timing.bytes_read),
+             fmt::format("{:.6g}", r.timing.seconds),
+             fmt::format("{:.3f}", r.gbps),
+             fmt::format("{:.3f}", r.read_ceiling_gbps),
              fmt::format("{:.4f}", r.fraction_of_read_ceiling),
-             r.compute_bound ? "compute" : "bandwidth", fmt::format("{:.4f}", r.fraction_of_ceiling),
-             fmt::format("{:.2f}", r.gflops), fmt::format("{:.3f}", r.in_cache_gbps)};
+             r.compute_bound ? "compute" : "bandwidth",
+             fmt::format("{:.4f}", r.fraction_of_ceiling),
+             fmt::format("{:.2f}", r.gflops),
+             fmt::format("{:.3f}", r.in_cache_gbps)};
       if (ds) row.push_back(fmt::format("{:.4f}", r.gbps / *ds));
       if (concat) row.push_back(fmt::format("{:.6g}", r.concat_seconds));
     } else {
-      row = {r.shape.Label(), FormatGiB(r.timing.bytes_read), fmt::format("{:.3f} ms", 1e3 * r.timing.seconds),
-             fmt::format("{:.1f}", r.gbps),
+      row = {r.shape.Label(), FormatGiB(r.timing.bytes_read),
+             fmt::format("{:.3f} ms", 1e3 * r.timing.seconds), fmt::format("{:.1f}", r.gbps),
              // '*': the kernel is slower than the read ceiling even in cache.
              fmt::format("{:.1f}{}", r.in_cache_gbps, r.in_cache_fraction < 1 ? " *" : ""),
              fmt::format("{:.1f}", r.read_ceiling_gbps), Pct(r.fraction_of_read_ceiling),

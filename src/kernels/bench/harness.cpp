@@ -67,7 +67,8 @@ KvCache RandomCache(const BenchShape& shape, int64_t context, uint64_t seed) {
 class InCacheProbe {
  public:
   InCacheProbe(const BenchShape& shape, const TimingOptions& options)
-      : options_(options), small_(Small(shape, options)),
+      : options_(options),
+        small_(Small(shape, options)),
         cache_(RandomCache(small_, small_.context, options.seed + 2)) {
     const DecodeShape ds = small_.Decode();
     q_.resize(static_cast<size_t>(ds.batch * ds.q_heads * ds.head_dim));
@@ -96,8 +97,8 @@ class InCacheProbe {
  private:
   static BenchShape Small(const BenchShape& shape, const TimingOptions& options) {
     BenchShape small = shape;
-    small.context = InCacheContext(shape, options.cpu.threads > 0 ? options.cpu.threads
-                                                                   : omp_get_max_threads());
+    small.context = InCacheContext(
+        shape, options.cpu.threads > 0 ? options.cpu.threads : omp_get_max_threads());
     return small;
   }
   void Step() {
@@ -122,8 +123,9 @@ int64_t InCacheContext(const BenchShape& shape, int threads) {
   BenchShape one = shape;
   one.context = 1;
   const uint64_t per_token = one.CacheBytes();
-  const int64_t fit = static_cast<int64_t>(kInCacheBytesPerThread * static_cast<uint64_t>(std::max(1, threads)) /
-                                           std::max<uint64_t>(1, per_token));
+  const int64_t fit =
+      static_cast<int64_t>(kInCacheBytesPerThread * static_cast<uint64_t>(std::max(1, threads)) /
+                           std::max<uint64_t>(1, per_token));
   return std::min(shape.context, std::max({fit, int64_t{16}, shape.block_tokens}));
 }
 
