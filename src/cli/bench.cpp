@@ -108,11 +108,17 @@ Json ResultJson(const ShapeResult& r, const BenchRun& run) {
   j.Set("fraction_of_ceiling", r.fraction_of_ceiling);
   j.Set("fraction_of_read_ceiling", r.fraction_of_read_ceiling);
   j.Set("read_ceiling_gbps", r.read_ceiling_gbps);
-  j.Set("in_cache_gbps", r.in_cache_gbps);
-  j.Set("in_cache_fraction_of_read_ceiling", r.in_cache_fraction);
-  // The kernel, run with the cache in the CPU's caches, is slower than the
-  // read ceiling: its instructions, not memory, hold the step back.
-  j.Set("kernel_limited", r.in_cache_fraction < 1);
+  if (r.in_cache_gbps > 0) {
+    j.Set("in_cache_gbps", r.in_cache_gbps);
+    j.Set("in_cache_fraction_of_read_ceiling", r.in_cache_fraction);
+    // The kernel, run with the cache in the CPU's caches, is slower than the
+    // read ceiling: its instructions, not memory, hold the step back.
+    j.Set("kernel_limited", r.in_cache_fraction < 1);
+  } else {  // not measured
+    j.Set("in_cache_gbps", nullptr);
+    j.Set("in_cache_fraction_of_read_ceiling", nullptr);
+    j.Set("kernel_limited", nullptr);
+  }
   if (auto ds = DatasheetGbps(run)) j.Set("fraction_of_datasheet", r.gbps / *ds);
   j.Set("validation_error_ratio", r.timing.validation_ratio);
   if (r.concat_seconds > 0) {
