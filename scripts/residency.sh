@@ -8,6 +8,10 @@
 #   e.g. scripts/residency.sh fp16 8 1 15
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+for flag in avx512f avx512bw; do
+  grep -qw "$flag" /proc/cpuinfo ||
+    { echo "scripts/residency.sh: this CPU has no $flag; the probe times the AVX-512 tile code" >&2; exit 2; }
+done
 out="$root/build/residency"
 mkdir -p "$out"
 flags=(-O3 -std=c++20 -fopenmp -DNDEBUG -I "$root/src")

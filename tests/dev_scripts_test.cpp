@@ -65,3 +65,18 @@ TEST_CASE("scripts/stream-ab: pairs adjacent steps, skips the first pair, median
   CHECK(ReadFile(dir + "/err.txt") ==
         "stream-ab: fewer than 3 pairs of steps were timed (is the harness patch applied?)\n");
 }
+
+TEST_CASE("scripts/residency: the probes compile against the tree as it is") {
+  // Compiled only (they need AVX-512 to run): probe.cpp calls the kernel's
+  // internal tile entry, which moves with the code; overlap.cpp stands alone.
+  const std::string dir = TempDir();
+  const std::string cxx = "c++ -std=c++20 -fopenmp -fsyntax-only -I'" + SourcePath("src") + "' ";
+  CHECK(Run(cxx + "'" + SourcePath("scripts/residency/probe.cpp") + "' > '" + dir +
+            "/probe.log' 2>&1") == 0);
+  CHECK(Run(cxx + "-mavx512f -mavx512bw -mf16c -mfma '" +
+            SourcePath("scripts/residency/overlap.cpp") + "' > '" + dir + "/overlap.log' 2>&1") ==
+        0);
+  CHECK(ReadFile(dir + "/probe.log").empty());
+  // The script refuses a CPU without AVX-512 (F and BW) instead of dying on SIGILL.
+  CHECK(ReadFile(SourcePath("scripts/residency.sh")).find("avx512bw") != std::string::npos);
+}
