@@ -62,6 +62,28 @@ KvCache RandomCache(const BenchShape& shape, int64_t context, uint64_t seed) {
   return cache;
 }
 
+// A standard normal query for every head of `ds`, from `seed`.
+std::vector<float> RandomQuery(const DecodeShape& ds, uint64_t seed) {
+  std::vector<float> q(static_cast<size_t>(ds.batch * ds.q_heads * ds.head_dim));
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (float& x : q) x = nd(rng);
+  return q;
+}
+
+// One step of the kernel under test: options.kernel, else the CPU kernel.
+void RunKernel(const TimingOptions& options, const DecodeArgs& a) {
+  if (options.kernel) {
+    options.kernel(a);
+  } else {
+    DecodeAttentionCpu(a, options.cpu);
+  }
+}
+
+double Clock(const TimingOptions& options) {
+  return options.clock ? options.clock() : Now();
+}
+
 // The kernel on `shape` cut to InCacheContext, its cache left in the CPU's
 // caches: Sample() times as many back-to-back steps as read about 64 MiB.
 class InCacheProbe {
@@ -69,14 +91,10 @@ class InCacheProbe {
   InCacheProbe(const BenchShape& shape, const TimingOptions& options)
       : options_(options),
         small_(Small(shape, options)),
-        cache_(RandomCache(small_, small_.context, options.seed + 2)) {
-    const DecodeShape ds = small_.Decode();
-    q_.resize(static_cast<size_t>(ds.batch * ds.q_heads * ds.head_dim));
-    std::mt19937 rng(static_cast<uint32_t>(options.seed + 2));
-    std::normal_distribution<float> nd(0.0f, 1.0f);
-    for (float& x : q_) x = nd(rng);
-    out_.resize(q_.size());
-    args_.shape = ds;
+        cache_(RandomCache(small_, small_.context, options.seed + 2)),
+        q_(RandomQuery(small_.Decode(), options.seed + 2)),
+        out_(q_.size()) {
+    args_.shape = small_.Decode();
     args_.seq_lens = cache_.Lengths().data();
     args_.q = q_.data();
     args_.cache = cache_.View();
@@ -84,14 +102,13 @@ class InCacheProbe {
     bytes_ = small_.CacheBytes();
     // Back to back, so each step's thread start is a small part of the time.
     steps_ = std::clamp<int64_t>(static_cast<int64_t>((uint64_t{64} << 20) / bytes_), 1, 4096);
-    for (int i = 0; i < 2; ++i) Step();  // into the caches
+    for (int i = 0; i < 2; ++i) RunKernel(options_, args_);  // into the caches
   }
   // GB/s of one batch of steps.
   double Sample() {
-    const auto now = [&] { return options_.clock ? options_.clock() : Now(); };
-    const double t0 = now();
-    for (int64_t i = 0; i < steps_; ++i) Step();
-    return static_cast<double>(bytes_) * static_cast<double>(steps_) / (now() - t0) / 1e9;
+    const double t0 = Clock(options_);
+    for (int64_t i = 0; i < steps_; ++i) RunKernel(options_, args_);
+    return static_cast<double>(bytes_) * static_cast<double>(steps_) / (Clock(options_) - t0) / 1e9;
   }
 
  private:
@@ -100,13 +117,6 @@ class InCacheProbe {
     small.context = InCacheContext(
         shape, options.cpu.threads > 0 ? options.cpu.threads : omp_get_max_threads());
     return small;
-  }
-  void Step() {
-    if (options_.kernel) {
-      options_.kernel(args_);
-    } else {
-      DecodeAttentionCpu(args_, options_.cpu);
-    }
   }
   const TimingOptions& options_;
   BenchShape small_;
@@ -135,10 +145,7 @@ StepTiming TimeDecodeStep(const BenchShape& shape, const TimingOptions& options)
   // A separate 16-token cache of the same shape, run between the flush and
   // the timed step (see kWarmTokens).
   KvCache twin = RandomCache(shape, std::min<int64_t>(shape.context, kWarmTokens), options.seed + 1);
-  std::vector<float> q(static_cast<size_t>(ds.batch * ds.q_heads * ds.head_dim));
-  std::mt19937 rng(static_cast<uint32_t>(options.seed));
-  std::normal_distribution<float> nd(0.0f, 1.0f);
-  for (float& x : q) x = nd(rng);
+  std::vector<float> q = RandomQuery(ds, options.seed);
   std::vector<float> out(q.size());
 
   DecodeArgs args;
@@ -150,13 +157,7 @@ StepTiming TimeDecodeStep(const BenchShape& shape, const TimingOptions& options)
 
   // Validate first, on a prefix of the very same cache (same layout, dtype,
   // options): the first sequences, cut to kValidateTokens.
-  const auto kernel = [&](const DecodeArgs& a) {
-    if (options.kernel) {
-      options.kernel(a);
-    } else {
-      DecodeAttentionCpu(a, options.cpu);
-    }
-  };
+  const auto kernel = [&](const DecodeArgs& a) { RunKernel(options, a); };
   StepTiming timing;
   {
     DecodeArgs sub = args;
@@ -178,7 +179,6 @@ StepTiming TimeDecodeStep(const BenchShape& shape, const TimingOptions& options)
   std::optional<CacheFlusher> flusher;
   if (options.flush) flusher.emplace();
   kernel(args);  // warm-up: page tables, thread pool
-  const auto now = [&] { return options.clock ? options.clock() : Now(); };
   DecodeArgs warm = args;
   warm.seq_lens = twin.Lengths().data();
   warm.cache = twin.View();
@@ -190,9 +190,9 @@ StepTiming TimeDecodeStep(const BenchShape& shape, const TimingOptions& options)
       flusher->Flush();
       kernel(warm);
     }
-    const double t0 = now();
+    const double t0 = Clock(options);
     kernel(args);
-    timing.samples.push_back(now() - t0);
+    timing.samples.push_back(Clock(options) - t0);
     // Right after the step, so both see the machine at the same moment.
     if (in_cache) timing.in_cache_gbps.push_back(in_cache->Sample());
   }
