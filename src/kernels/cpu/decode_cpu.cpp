@@ -206,6 +206,9 @@ void DecodeAttentionCpu(const DecodeArgs& a, const CpuDecodeOptions& options) {
     ThreadArena arena({hg * d, hg, hg, hg * d, tile * d, tile * d, group * cpu::kMaxTileTokens});
     const std::span<float> qs = arena[0], m = arena[1], l = arena[2], acc = arena[3];
     cpu::Scratch scratch{arena[4].data(), arena[5].data(), arena[6].data()};
+    // The SIMD paths' fp8 widening needs these modes (tile.h); set once
+    // per thread here rather than by each run.
+    const cpu::FlushDenormals daz(path != SimdPath::kScalar && c.dtype == KvDtype::kFp8E4M3);
     for (int64_t i; (i = next_chunk.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
       const int64_t lo = cuts[i], hi = cuts[i + 1];
       int64_t s = std::upper_bound(start.begin(), start.end(), lo) - start.begin() - 1;

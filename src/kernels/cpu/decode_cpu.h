@@ -73,7 +73,11 @@ std::string_view SimdName(SimdPath p);
 SimdPath ParseSimdPath(std::string_view name);
 
 /// One decode step on the CPU: writes args.out (see decode.h). Throws what
-/// ValidateDecodeArgs throws.
+/// ValidateDecodeArgs throws. Every cached value is dequantized exactly, but
+/// on the AVX2 and AVX-512 paths fp8 subnormal codes (exponent 0, at most
+/// 7 * 2^-9 times the scale) count as 0: those paths run fp8 with the
+/// threads' denormals-are-zero mode on (cpu/tile.h, FlushDenormals); the
+/// caller's modes are as they were on return.
 void DecodeAttentionCpu(const DecodeArgs& args, const CpuDecodeOptions& options = {});
 
 }  // namespace kvplan::kernels

@@ -3,6 +3,8 @@
 // implementation per SIMD path (tile_scalar.cpp, tile_avx2.cpp).
 #pragma once
 
+#include <xmmintrin.h>
+
 #include <cstdint>
 
 #include "kernels/decode.h"
@@ -62,6 +64,29 @@ inline int64_t TileTokensAvx2(int64_t head_dim, int64_t element_bytes) {
   return t < 8 ? 8 : (t > kMaxTileTokens ? kMaxTileTokens : t);
 }
 
+/// While it lives, the calling thread's SSE/AVX arithmetic treats denormal
+/// inputs as zero and flushes denormal results to zero (MXCSR DAZ and FTZ),
+/// when `on` and not so already; the old modes come back at the end. The
+/// AVX2 and AVX-512 paths need it for fp8 (tile_avx512.cpp, Widen); DecodeAttentionCpu
+/// sets it once per thread, so each run finds it set and writes nothing.
+class FlushDenormals {
+ public:
+  static constexpr unsigned kBits = 0x8040;  // FTZ (bit 15) | DAZ (bit 6)
+  explicit FlushDenormals(bool on) : old_(_mm_getcsr()) {
+    set_ = on && (old_ & kBits) != kBits;
+    if (set_) _mm_setcsr(old_ | kBits);
+  }
+  ~FlushDenormals() {
+    if (set_) _mm_setcsr(old_);
+  }
+  FlushDenormals(const FlushDenormals&) = delete;
+  FlushDenormals& operator=(const FlushDenormals&) = delete;
+
+ private:
+  unsigned old_;
+  bool set_ = false;
+};
+
 /// q: [group][head_dim], already multiplied by the softmax scale.
 using RunFn = void (*)(const float* q, int64_t group, int64_t head_dim, KvDtype dtype,
                        const Run& run, RunState& state, Scratch& scratch);
@@ -69,11 +94,13 @@ using RunFn = void (*)(const float* q, int64_t group, int64_t head_dim, KvDtype 
 void ProcessRunScalar(const float* q, int64_t group, int64_t head_dim, KvDtype dtype,
                       const Run& run, RunState& state, Scratch& scratch);
 
-/// Requires head_dim % 8 == 0 and a CPU with avx2, fma and f16c.
+/// Requires head_dim % 8 == 0 and a CPU with avx2, fma and f16c. fp8 runs
+/// with FlushDenormals on: subnormal fp8 codes count as 0.
 void ProcessRunAvx2(const float* q, int64_t group, int64_t head_dim, KvDtype dtype,
                     const Run& run, RunState& state, Scratch& scratch);
 
 /// Requires head_dim % 16 == 0 and a CPU with avx512f and avx512bw as well.
+/// fp8 runs with FlushDenormals on: subnormal fp8 codes count as 0.
 void ProcessRunAvx512(const float* q, int64_t group, int64_t head_dim, KvDtype dtype,
                       const Run& run, RunState& state, Scratch& scratch);
 

@@ -29,17 +29,17 @@ struct Vec256 {
   static void Store(float* p, F x) { _mm256_storeu_ps(p, x); }
   static F Fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
   static F Bcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static F Set1(float x) { return _mm256_set1_ps(x); }
+  static F Mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static __m128 Reduce4(F a0, F a1, F a2, F a3) { return Reduce4x256(a0, a1, a2, a3); }
   static float Sum(F a) { return Hsum256(a); }
 
-  // No dtype widens two vectors more cheaply than one at a time here.
+  // Widen's fp8 comes out times 2^-120 (below), which Units undoes.
   template <KvDtype T>
-  static constexpr bool kWidenPairs = false;
-  template <KvDtype T>
-  static void Widen2(const unsigned char* p, F& lo, F& hi) = delete;
+  static constexpr float kWidenUnit = T == KvDtype::kFp8E4M3 ? 0x1p-120f : 1.0f;
 
-  // 8 elements of a row, widened exactly to float. fp8 comes out as value/256
-  // (see the note at Fp8Factor).
+  // 8 elements of a row, widened exactly to float; fp8 times kWidenUnit, and
+  // its subnormal codes as 0.
   template <KvDtype T>
   static F Widen(const unsigned char* p) {
     if constexpr (T == KvDtype::kFp32) {
@@ -53,16 +53,15 @@ struct Vec256 {
       return _mm256_cvtepi32_ps(
           _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
     } else {
-      // e4m3 -> fp16 bits: sign to bit 15, exponent and mantissa to bits 7..13.
-      // That fp16 is the fp8 value times 2^-8 for normals and subnormals alike
-      // (bias 15 vs 7), and F16C widens it exactly.
-      // Each byte sign-extended to 16 bits (the load does it), then shifted
-      // left by 7: the sign lands at bits 15 and 14, the exponent and mantissa
-      // at 13..7; clearing bit 14 leaves the fp16. Two integer ops after the
-      // load, where a zero-extending unpack and an arithmetic shift took three.
-      const __m128i w = _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-      return _mm256_cvtph_ps(
-          _mm_and_si128(_mm_slli_epi16(w, 7), _mm_set1_epi16(static_cast<short>(0xBFFF))));
+      // e4m3 straight to fp32 bits, as Vec512::Widen does (see there: the
+      // value times 2^-120, subnormal codes 0 under FlushDenormals). Three
+      // uops per 8 elements, where the fp16 route (sign-extend to 16 bits,
+      // shift, mask, one F16C conversion of two uops) took five: one thread's
+      // fp8 tile in L2 1.30-1.35x faster at groups 1-4, 1.11x at 8
+      // (scripts/kernel-ab.sh; docs/perf.md "2026-12-02").
+      const __m256i w = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+      return _mm256_castsi256_ps(_mm256_and_si256(_mm256_slli_epi32(w, 20),
+                                                  _mm256_set1_epi32(static_cast<int>(0x87FFFFFF))));
     }
   }
 };
@@ -71,6 +70,7 @@ struct Vec256 {
 
 void ProcessRunAvx2(const float* q, int64_t group, int64_t d, KvDtype dtype, const Run& run,
                     RunState& state, Scratch& scratch) {
+  const FlushDenormals daz(dtype == KvDtype::kFp8E4M3);
   ProcessRunSimd<Vec256>(q, group, d, dtype, run, state, scratch);
 }
 

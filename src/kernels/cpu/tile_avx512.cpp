@@ -35,6 +35,8 @@ struct Vec512 {
   static void Store(float* p, F x) { _mm512_storeu_ps(p, x); }
   static F Fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
   static F Bcast(const float* p) { return _mm512_set1_ps(*p); }
+  static F Set1(float x) { return _mm512_set1_ps(x); }
+  static F Mul(F a, F b) { return _mm512_mul_ps(a, b); }
   // Each vector's halves added first, then the four 256-bit sums at once.
   static __m256 Fold(F a) {
     return _mm256_add_ps(_mm512_castps512_ps256(a),
@@ -108,7 +110,7 @@ struct Vec512 {
   // sum and rescale factor in lanes h, h + H, ... of one vector.
   template <int H, KvDtype T>
   static void SoftmaxHeads(float* p, int64_t n, const Run& run, int64_t t0, float* m, float* l,
-                           float* acc, int64_t d) {
+                           float* acc, int64_t d, float fk, float fv) {
     static_assert(H == 4 || H == 8);
     constexpr bool kScaled = T == KvDtype::kInt8 || T == KvDtype::kFp8E4M3;
     constexpr int64_t P = 16 / H;  // tokens per vector
@@ -119,9 +121,10 @@ struct Vec512 {
     const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     const __m512i token = _mm512_srli_epi32(iota, H == 8 ? 3 : 2);
     const __m512i head = _mm512_and_si512(iota, _mm512_set1_epi32(H - 1));
-    const auto scales = [&](const float* sc, int64_t i) {
+    // The scales of the vector's tokens in their heads' lanes, times f.
+    const auto scales = [&](const float* sc, int64_t i, float f) {
       const F x = _mm512_maskz_loadu_ps(FirstLanes(std::min(P, n - P * i)), sc + t0 + P * i);
-      return _mm512_mul_ps(_mm512_permutexvar_ps(token, x), _mm512_set1_ps(Fp8Factor<T>()));
+      return _mm512_mul_ps(_mm512_permutexvar_ps(token, x), _mm512_set1_ps(f));
     };
     const F neg_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
     F mx = neg_inf;
@@ -129,7 +132,7 @@ struct Vec512 {
       const __mmask16 k = lanes(i);
       F x = _mm512_mask_loadu_ps(neg_inf, k, p + 16 * i);
       if constexpr (kScaled) {
-        x = _mm512_mask_mul_ps(x, k, x, scales(run.k_scale, i));
+        x = _mm512_mask_mul_ps(x, k, x, scales(run.k_scale, i, fk));
         _mm512_mask_storeu_ps(p + 16 * i, k, x);
       }
       mx = _mm512_max_ps(mx, x);
@@ -144,7 +147,7 @@ struct Vec512 {
       const __mmask16 k = lanes(i);
       F e = Exp(_mm512_sub_ps(_mm512_mask_loadu_ps(neg_inf, k, p + 16 * i), m_new));
       sum = _mm512_mask_add_ps(sum, k, sum, e);
-      if constexpr (kScaled) e = _mm512_mul_ps(e, scales(run.v_scale, i));
+      if constexpr (kScaled) e = _mm512_mul_ps(e, scales(run.v_scale, i, fv));
       _mm512_mask_storeu_ps(p + 16 * i, k, e);
     }
     _mm512_mask_storeu_ps(m, heads, m_new);
@@ -164,26 +167,12 @@ struct Vec512 {
     }
   }
 
-  // fp8 widens 32 elements at a time for less than twice the cost of 16:
-  // one sign extension, shift and mask on a 512-bit vector of 32 fp16 bit
-  // patterns, one extract, two conversions (8 uops for 32 elements on the
-  // two 512-bit ports, where Widen takes 5 for 16, two of them on port 5).
+  // fp8 comes out of Widen times 2^-120 (below), which Units undoes.
   template <KvDtype T>
-  static constexpr bool kWidenPairs = T == KvDtype::kFp8E4M3;
-  // Elements 0-15 of the 32 at p to lo, 16-31 to hi, as Widen would.
-  template <KvDtype T>
-  static void Widen2(const unsigned char* p, F& lo, F& hi) {
-    static_assert(T == KvDtype::kFp8E4M3);
-    const __m512i w =
-        _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    const __m512i h =
-        _mm512_and_si512(_mm512_slli_epi16(w, 7), _mm512_set1_epi16(static_cast<short>(0xBFFF)));
-    lo = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
-    hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
-  }
+  static constexpr float kWidenUnit = T == KvDtype::kFp8E4M3 ? 0x1p-120f : 1.0f;
 
   // 16 elements of a row, widened exactly to float, as Vec256::Widen does
-  // 8 (fp8 as value/256 by the same bit trick, sixteen lanes at a time).
+  // 8 (fp8 times kWidenUnit, its subnormal codes as 0).
   template <KvDtype T>
   static F Widen(const unsigned char* p) {
     if constexpr (T == KvDtype::kFp32) {
@@ -197,9 +186,24 @@ struct Vec512 {
       return _mm512_cvtepi32_ps(
           _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
     } else {
-      const __m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-      return _mm512_cvtph_ps(_mm256_and_si256(_mm256_slli_epi16(w, 7),
-                                              _mm256_set1_epi16(static_cast<short>(0xBFFF))));
+      // e4m3 straight to fp32 bits, the value times 2^-120 (bias 7 vs 127):
+      // each byte sign-extended to 32 bits and shifted left by 20 puts the
+      // sign at bits 31..27, exponent and mantissa at 26..20; clearing bits
+      // 30..27 leaves the float. Three uops per 16 elements, where the fp16
+      // route (sign-extend to 16 bits, shift, mask, F16C conversions of two
+      // uops) took 8 per 32:
+      // one thread's fp8 tile in L2 1.15x faster at group 1 and 2, 1.08x at 4
+      // (SIMD=avx512 scripts/kernel-ab.sh; docs/perf.md "2026-12-02").
+      // Exact for every normal code; a subnormal code (exponent 0) becomes
+      // an fp32 denormal, which an FMA would take a microcode assist for
+      // (30x slower with random codes), so this path runs fp8 with the
+      // thread's denormals-are-zero and flush-to-zero modes on (FlushDenormals
+      // in tile.h): subnormal codes, at most 7 * 2^-9 times the scale (under
+      // 1/28000 of a row's largest value when the scale is amax / 448), count
+      // as 0.
+      const __m512i w = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+      return _mm512_castsi512_ps(_mm512_and_si512(_mm512_slli_epi32(w, 20),
+                                                  _mm512_set1_epi32(static_cast<int>(0x87FFFFFF))));
     }
   }
 };
@@ -208,6 +212,7 @@ struct Vec512 {
 
 void ProcessRunAvx512(const float* q, int64_t group, int64_t d, KvDtype dtype, const Run& run,
                       RunState& state, Scratch& scratch) {
+  const FlushDenormals daz(dtype == KvDtype::kFp8E4M3);
   ProcessRunSimd<Vec512>(q, group, d, dtype, run, state, scratch);
 }
 
