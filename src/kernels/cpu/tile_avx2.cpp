@@ -37,6 +37,9 @@ struct Vec256 {
   // Widen's fp8 comes out times 2^-120 (below), which Units undoes.
   template <KvDtype T>
   static constexpr float kWidenUnit = T == KvDtype::kFp8E4M3 ? 0x1p-120f : 1.0f;
+  // No dtype widens two vectors at once here (see Vec512::Widen2).
+  template <KvDtype T>
+  static constexpr bool kWidenPairs = false;
 
   // 8 elements of a row, widened exactly to float; fp8 times kWidenUnit, and
   // its subnormal codes as 0.
