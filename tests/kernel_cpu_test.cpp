@@ -66,6 +66,18 @@ KvCache Build(const Case& c, std::mt19937& rng) {
   return cache;
 }
 
+// One step over `cache` at its current lengths; q and out hold batch x
+// q_heads x head_dim floats.
+DecodeArgs StepArgs(const KvCache& cache, const DecodeShape& shape, const float* q, float* out) {
+  DecodeArgs a;
+  a.shape = shape;
+  a.seq_lens = cache.Lengths().data();
+  a.q = q;
+  a.cache = cache.View();
+  a.out = out;
+  return a;
+}
+
 // The SIMD paths count fp8 subnormal codes as 0 (tile_avx512.cpp, Widen).
 bool FlushesFp8Subnormals(SimdPath p, KvDtype dt) {
   return p != SimdPath::kScalar && dt == KvDtype::kFp8E4M3;
@@ -107,12 +119,7 @@ Outcome RunCase(const Case& c, const CpuDecodeOptions& opt, uint32_t seed) {
   std::vector<float> q(static_cast<size_t>(s.batch * s.q_heads * s.head_dim));
   for (float& x : q) x = nd(rng);
   std::vector<float> out(q.size(), std::nanf(""));
-  DecodeArgs args;
-  args.shape = s;
-  args.seq_lens = cache.Lengths().data();
-  args.q = q.data();
-  args.cache = cache.View();
-  args.out = out.data();
+  DecodeArgs args = StepArgs(cache, s, q.data(), out.data());
   DecodeAttentionCpu(args, opt);
   const std::vector<double> ref = DecodeAttentionReference(args);
   const Tolerance td = ToleranceFor(c.dtype), tf = ToleranceFor(KvDtype::kFp32);
@@ -150,12 +157,7 @@ TEST_CASE("reference: hand-checked values") {
   one.Append(0, k0, v0);
   const float q[4] = {3, -1, 0.5f, 2};
   float out[4];
-  DecodeArgs a;
-  a.shape = {1, 1, 1, 4};
-  a.seq_lens = one.Lengths().data();
-  a.q = q;
-  a.cache = one.View();
-  a.out = out;
+  DecodeArgs a = StepArgs(one, DecodeShape{1, 1, 1, 4}, q, out);
   std::vector<double> ref = DecodeAttentionReference(a);
   CHECK(ref == std::vector<double>{0.5, -1, 2, 8});
   // Two tokens: scores (q.k)/sqrt(4) = (3 - 2 + 1.5 + 8)/2 = 5.25 and 0; weights 1/(1+e^-4.75) and the rest.
@@ -334,12 +336,7 @@ TEST_CASE("cpu kernel: the SIMD paths agree with the scalar path") {
         std::normal_distribution<float> nd(0.0f, 2.0f);
         for (float& x : q) x = nd(rng);
         std::vector<float> o1(q.size()), o2(q.size());
-        DecodeArgs a;
-        a.shape = {2, 2 * group, 2, 128};
-        a.seq_lens = cache.Lengths().data();
-        a.q = q.data();
-        a.cache = cache.View();
-        a.out = o1.data();
+        DecodeArgs a = StepArgs(cache, DecodeShape{2, 2 * group, 2, 128}, q.data(), o1.data());
         DecodeAttentionCpu(a, {SimdPath::kScalar, 2});
         a.out = o2.data();
         DecodeAttentionCpu(a, {path, 2});
@@ -420,12 +417,7 @@ TEST_CASE("decode args: validation errors and hand-counted bytes and FLOPs") {
   KvCache c = KvCache::Contiguous(1, 2, 16, 4, KvDtype::kFp8E4M3);
   c.FillRandom({4}, 1);
   std::vector<float> q(3 * 16), out(q.size());
-  DecodeArgs a;
-  a.shape = {1, 3, 2, 16};
-  a.seq_lens = c.Lengths().data();
-  a.q = q.data();
-  a.cache = c.View();
-  a.out = out.data();
+  DecodeArgs a = StepArgs(c, DecodeShape{1, 3, 2, 16}, q.data(), out.data());
   CHECK_THROWS_WITH_AS(DecodeAttentionCpu(a), "decode shape: kv_heads 2 does not divide q_heads 3",
                        kvplan::Error);
   a.shape.q_heads = 4;
@@ -483,12 +475,7 @@ TEST_CASE("the SIMD fp8 paths leave the caller's MXCSR modes as they were") {
   KvCache c = KvCache::Contiguous(1, 1, 128, 40, KvDtype::kFp8E4M3);
   c.FillRandom({40}, 3);
   std::vector<float> q(128, 0.1f), out(128);
-  DecodeArgs a;
-  a.shape = {1, 1, 1, 128};
-  a.seq_lens = c.Lengths().data();
-  a.q = q.data();
-  a.cache = c.View();
-  a.out = out.data();
+  DecodeArgs a = StepArgs(c, DecodeShape{1, 1, 1, 128}, q.data(), out.data());
   const unsigned before = _mm_getcsr();
   for (SimdPath path : Paths()) {
     for (unsigned preset : {0u, 0x8040u}) {
@@ -522,12 +509,7 @@ TEST_CASE("every int8 and fp8 code widens exactly on every path") {
         v[code] = nan ? 0 : static_cast<uint8_t>(code);
       }
       std::vector<float> q(256, 0.01f), out(256);
-      DecodeArgs a;
-      a.shape = {1, 1, 1, 256};
-      a.seq_lens = c.Lengths().data();
-      a.q = q.data();
-      a.cache = view;
-      a.out = out.data();
+      DecodeArgs a = StepArgs(c, DecodeShape{1, 1, 1, 256}, q.data(), out.data());
       DecodeAttentionCpu(a, {path, 1});
       for (int code = 0; code < 256; ++code) {
         CAPTURE(code);
