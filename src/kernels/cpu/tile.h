@@ -39,7 +39,8 @@ struct RunState {
 /// Per-thread buffers, 64-byte aligned: k and v [TileTokens][head_dim]
 /// floats (the scalar path's widened tile; the AVX2 and AVX-512 paths, which
 /// widen in registers, keep their softmax weights [token][head] in k, at
-/// most kMaxTileTokens x 8 floats), s [group][kMaxTileTokens].
+/// most kMaxTileTokens x 8 floats, and for fp8 the scaled q of up to 8
+/// heads in v, at most 8 x head_dim floats), s [group][kMaxTileTokens].
 struct Scratch {
   float* k = nullptr;
   float* v = nullptr;
@@ -67,8 +68,9 @@ inline int64_t TileTokensAvx2(int64_t head_dim, int64_t element_bytes) {
 /// While it lives, the calling thread's SSE/AVX arithmetic treats denormal
 /// inputs as zero and flushes denormal results to zero (MXCSR DAZ and FTZ),
 /// when `on` and not so already; the old modes come back at the end. The
-/// AVX2 and AVX-512 paths need it for fp8 (tile_avx512.cpp, Widen); DecodeAttentionCpu
-/// sets it once per thread, so each run finds it set and writes nothing.
+/// AVX2 and AVX-512 paths need it for fp8 (tile_avx512.cpp, Widen);
+/// DecodeAttentionCpu sets it once per thread, so each run finds it set and
+/// writes nothing.
 class FlushDenormals {
  public:
   static constexpr unsigned kBits = 0x8040;  // FTZ (bit 15) | DAZ (bit 6)

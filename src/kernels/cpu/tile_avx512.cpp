@@ -237,9 +237,9 @@ struct Vec512 {
       // sign at bits 31..27, exponent and mantissa at 26..20; clearing bits
       // 30..27 leaves the float. Three uops per 16 elements, where the fp16
       // route (sign-extend to 16 bits, shift, mask, F16C conversions of two
-      // uops) took 8 per 32:
-      // one thread's fp8 tile in L2 1.15x faster at group 1 and 2, 1.08x at 4
-      // (SIMD=avx512 scripts/kernel-ab.sh; docs/perf.md "2026-12-02").
+      // uops) took 8 per 32: one thread's fp8 tile in L2 1.09-1.19x faster
+      // at groups 1-8 (SIMD=avx512 scripts/kernel-ab.sh; docs/perf.md
+      // "2026-12-02").
       // Exact for every normal code; a subnormal code (exponent 0) becomes
       // an fp32 denormal, which an FMA would take a microcode assist for
       // (30x slower with random codes), so this path runs fp8 with the
