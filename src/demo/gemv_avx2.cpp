@@ -89,25 +89,25 @@ void Rows(const uint16_t* w, int64_t r0, int64_t r1, int64_t rows, int64_t cols,
   }
 }
 
+// Rows for 1-4 sequences of the batch.
+template <bool kNta>
+void RowsForBatch(const uint16_t* w, int64_t r0, int64_t r1, int64_t rows, int64_t cols,
+                  const float* x, int64_t batch, float* y) {
+  switch (batch) {
+    case 1: return Rows<1, kNta>(w, r0, r1, rows, cols, x, y);
+    case 2: return Rows<2, kNta>(w, r0, r1, rows, cols, x, y);
+    case 3: return Rows<3, kNta>(w, r0, r1, rows, cols, x, y);
+    default: return Rows<4, kNta>(w, r0, r1, rows, cols, x, y);
+  }
+}
+
 }  // namespace
 
 void GemvRowsAvx2(const uint16_t* w, int64_t r0, int64_t r1, int64_t rows, int64_t cols,
                   const float* x, int64_t batch, float* y) {
   static const bool amd = __builtin_cpu_is("amd");
-  if (amd) {
-    switch (batch) {
-      case 1: return Rows<1, true>(w, r0, r1, rows, cols, x, y);
-      case 2: return Rows<2, true>(w, r0, r1, rows, cols, x, y);
-      case 3: return Rows<3, true>(w, r0, r1, rows, cols, x, y);
-      default: return Rows<4, true>(w, r0, r1, rows, cols, x, y);
-    }
-  }
-  switch (batch) {
-    case 1: return Rows<1, false>(w, r0, r1, rows, cols, x, y);
-    case 2: return Rows<2, false>(w, r0, r1, rows, cols, x, y);
-    case 3: return Rows<3, false>(w, r0, r1, rows, cols, x, y);
-    default: return Rows<4, false>(w, r0, r1, rows, cols, x, y);
-  }
+  if (amd) return RowsForBatch<true>(w, r0, r1, rows, cols, x, batch, y);
+  return RowsForBatch<false>(w, r0, r1, rows, cols, x, batch, y);
 }
 
 }  // namespace kvplan::demo::detail
