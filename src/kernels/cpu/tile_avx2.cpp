@@ -34,9 +34,6 @@ struct Vec256 {
   static __m128 Reduce4(F a0, F a1, F a2, F a3) { return Reduce4x256(a0, a1, a2, a3); }
   static float Sum(F a) { return Hsum256(a); }
 
-  // Widen's fp8 comes out times 2^-120 (below), which Units undoes.
-  template <KvDtype T>
-  static constexpr float kWidenUnit = T == KvDtype::kFp8E4M3 ? 0x1p-120f : 1.0f;
   // No dtype widens two vectors at once here (see Vec512::Widen2).
   template <KvDtype T>
   static constexpr bool kWidenPairs = false;

@@ -167,10 +167,6 @@ struct Vec512 {
     }
   }
 
-  // fp8 comes out of Widen times 2^-120 (below), which Units undoes.
-  template <KvDtype T>
-  static constexpr float kWidenUnit = T == KvDtype::kFp8E4M3 ? 0x1p-120f : 1.0f;
-
   // fp8 also widens 32 elements at a time, out of order (Widen2): the bits
   // Widen makes, done on 32 16-bit halves at once (sign-extend, shift left
   // by 4, mask), then each half put above a zero half by one in-lane unpack
