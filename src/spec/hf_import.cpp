@@ -314,6 +314,12 @@ void AttentionGroups(const Config& c, const Arch& a, Draft& d) {
                         std::to_string(w) + ", odd layers are global";
       if (a.family == Family::kGemma3) {
         std::optional<uint64_t> p = c.U("sliding_window_pattern");
+        if (p == uint64_t{0}) {
+          // Every p-th layer is global: 0 names no layer (and would divide by zero).
+          Fail("{}{}: 0 is not a layer period (expected 1 or more: every N-th layer is global)",
+               PosOf(c.Get("sliding_window_pattern"), c.File()).Prefix(),
+               c.Name("sliding_window_pattern"));
+        }
         every = p.value_or(6);
         offset = every - 1;
         why = fmt::format("{}: layer i is global iff (i + 1) % {} == 0, the rest slide over {}",
