@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "util/checked.h"
 #include "util/units.h"
 
@@ -27,6 +29,25 @@ TEST_CASE("token counts follow vLLM's k = 1000, K = 1024 convention") {
                     "n: '99999999999999999999G' is too large (over 2^64)");
 }
 
+TEST_CASE("digit separators: groups of three in the whole part, nowhere else") {
+  CHECK(ParseTokens("131,072") == 131072);
+  CHECK(ParseTokens("1,048,576") == 1048576);
+  CHECK(ParseTokens("1_000_000") == 1000000);
+  CHECK(ParseTokens("1,024.5k") == 1024500);
+  CHECK(ParseBytes("1,000 GB") == 1'000'000'000'000ull);
+  // A decimal comma must not read as a separator: "1,5K" was 15K.
+  const char* kOdd = "' groups its digits oddly (',' and '_' only between groups of three digits, "
+                     "as in 131,072; a decimal point is '.')";
+  for (const char* bad : {"1,5K", "13,1072", "1,0000", "1234,567", ",123", "1,,000", "123,",
+                          "1_000_0", "1.000,5", "1.5_00"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH(ParseTokens(bad, "--max-model-len"),
+                      (std::string("--max-model-len: '") + bad + kOdd).c_str());
+  }
+  CHECK_THROWS_WITH(ParseBytes("20,5GB", "--kv-cache-memory-bytes"),
+                    (std::string("--kv-cache-memory-bytes: '20,5GB") + kOdd).c_str());
+}
+
 TEST_CASE("memory sizes: GB is 10^9, GiB is 2^30") {
   CHECK(ParseBytes("80GB") == 80'000'000'000ull);
   CHECK(ParseBytes("80GiB") == 80ull * kGiB);
@@ -40,6 +61,11 @@ TEST_CASE("memory sizes: GB is 10^9, GiB is 2^30") {
                     "--gpu-memory: '80XB' has an unknown unit 'XB' (use B, KB, MB, GB, TB or KiB, "
                     "MiB, GiB, TiB)");
   CHECK_THROWS_WITH(ParseBytes("-1GB", "m"), "m: '-1GB' is negative");
+  // A fraction of a larger unit rounds down to whole bytes; of a byte, an error.
+  CHECK(ParseBytes("0.5KiB") == 512);
+  CHECK_THROWS_WITH(ParseBytes("2.5", "--reserve"), "--reserve: '2.5' is not a whole number");
+  CHECK_THROWS_WITH(ParseBytes("2.5 B", "--reserve"), "--reserve: '2.5 B' is not a whole number");
+  CHECK(ParseBytes("2.0") == 2);
 }
 
 TEST_CASE("printing shows both conventions") {

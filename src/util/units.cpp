@@ -41,6 +41,40 @@ bool ParseDecimal(std::string_view text, Decimal& out, std::string_view& rest) {
   return any && out.scale <= 18;
 }
 
+// ',' and '_' group the digits of the whole part in threes, as people write
+// 131,072 or 131_072; anywhere else they are an error, not skipped: "1,5K"
+// (a decimal comma) would otherwise read as 15K.
+void CheckGrouping(std::string_view t, std::string_view text, std::string_view what) {
+  int run = 0;  // digits since the start or the last separator
+  bool grouped = false;
+  const auto bad = [&] {
+    Fail("{}: '{}' groups its digits oddly (',' and '_' only between groups of three digits, "
+         "as in 131,072; a decimal point is '.')",
+         what, text);
+  };
+  for (char c : t) {
+    if (c >= '0' && c <= '9') {
+      ++run;
+    } else if (c == ',' || c == '_') {
+      if (run == 0 || run > 3 || (grouped && run != 3)) bad();
+      grouped = true;
+      run = 0;
+    } else {
+      if (grouped && run != 3) bad();  // the last group, ended by a point or a suffix
+      if (c == '.') {
+        // No separators in the fraction.
+        const std::string_view frac = t.substr(t.find('.') + 1);
+        for (char f : frac) {
+          if (f == ',' || f == '_') bad();
+          if (!(f >= '0' && f <= '9')) break;
+        }
+      }
+      return;
+    }
+  }
+  if (grouped && run != 3) bad();
+}
+
 u128 Pow10(int n) {
   u128 r = 1;
   while (n-- > 0) r *= 10;
@@ -75,6 +109,7 @@ uint64_t ParseTokens(std::string_view text, std::string_view what) {
   std::string_view t = Trim(text);
   if (t.empty()) Fail("{}: empty value", what);
   if (t.front() == '-') Fail("{}: '{}' is negative", what, text);
+  CheckGrouping(t, text, what);
   Decimal d;
   std::string_view rest;
   if (!ParseDecimal(t, d, rest)) {
@@ -104,6 +139,7 @@ uint64_t ParseBytes(std::string_view text, std::string_view what) {
   std::string_view t = Trim(text);
   if (t.empty()) Fail("{}: empty value", what);
   if (t.front() == '-') Fail("{}: '{}' is negative", what, text);
+  CheckGrouping(t, text, what);
   Decimal d;
   std::string_view rest;
   if (!ParseDecimal(t, d, rest)) {
@@ -135,7 +171,9 @@ uint64_t ParseBytes(std::string_view text, std::string_view what) {
                                              {"gi", kGiB},
                                              {"ti", kTiB}}};
   for (const U& u : kUnits) {
-    if (unit == u.name) return Scale(d, u.mult, /*exact=*/false, text, what);
+    // A fraction of a larger unit rounds down to whole bytes (3.81GiB); a
+    // fraction of a byte itself is a mistake.
+    if (unit == u.name) return Scale(d, u.mult, /*exact=*/u.mult == 1, text, what);
   }
   Fail("{}: '{}' has an unknown unit '{}' (use B, KB, MB, GB, TB or KiB, MiB, GiB, TiB)", what,
        text, rest);
