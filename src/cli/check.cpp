@@ -23,9 +23,10 @@ struct CheckOptions {
   std::string vllm_args;
   std::string gpu;
   uint64_t gpu_count = 0;
-  uint64_t require_concurrency = 0;
+  // Unset unless given: a given 0, negative or NaN is an error, not "no requirement".
+  std::optional<uint64_t> require_concurrency;
   std::string require_tokens;
-  double require_headroom = -1;
+  std::optional<double> require_headroom;
 };
 
 // One checked file: a report, or the reason it could not be checked.
@@ -94,17 +95,24 @@ Outcome CheckCommandLine(const CheckOptions& opt) {
     d.gpu = opt.gpu;
     d.gpu_count = opt.gpu_count;
     Requirements& q = d.requirements;
+    // The same limits as a config file's requirements (deploy_config.cpp).
     if (opt.require_concurrency) {
+      if (*opt.require_concurrency == 0) Fail("--require-concurrency: must be at least 1");
       q.min_concurrency = opt.require_concurrency;
       q.pos["min_concurrency"] = {};
     }
     if (!opt.require_tokens.empty()) {
       q.min_tokens_in_cache = ParseTokens(opt.require_tokens, "--require-tokens");
+      if (*q.min_tokens_in_cache == 0) Fail("--require-tokens: must be at least 1 token");
       q.pos["min_tokens_in_cache"] = {};
     }
-    if (opt.require_headroom >= 0) {
+    if (opt.require_headroom) {
+      const double h = *opt.require_headroom;
+      if (!(h >= 0 && h < 100)) {
+        Fail("--require-headroom: {} is not a percentage from 0 to below 100", h);
+      }
       if (!q.min_concurrency) Fail("--require-headroom needs --require-concurrency");
-      q.min_headroom_percent = opt.require_headroom;
+      q.min_headroom_percent = h;
       q.pos["min_headroom_percent"] = {};
     }
     o.report = CheckConfig(d);
@@ -335,7 +343,7 @@ int Run(const CheckOptions& o) {
   }
   if (o.vllm_args.empty() &&
       (!o.gpu.empty() || o.require_concurrency || !o.require_tokens.empty() ||
-       o.require_headroom >= 0 || o.gpu_count)) {
+       o.require_headroom || o.gpu_count)) {
     Fail("--gpu, --gpu-count and --require-* go with --vllm-args (a config file states its own)");
   }
   std::vector<Outcome> all;
