@@ -76,4 +76,15 @@ CliResult RunKvplan(const std::string& args, const std::string& cwd) {
   return r;
 }
 
+CliResult RunKvplanInto(const std::string& args, const std::string& stdout_path) {
+  std::string io = TempDir();
+  std::string cmd = "cd '" + TempDir() + "' && '" KVPLAN_BINARY "' " + args + " >'" +
+                    stdout_path + "' 2>'" + io + "/err' </dev/null";
+  int status = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.err = ReadFile(io + "/err");
+  return r;
+}
+
 }  // namespace kvplan::test

@@ -15,6 +15,9 @@ struct CliResult {
 /// from `cwd` (default: a fresh temporary directory) and captures its output.
 CliResult RunKvplan(const std::string& args, const std::string& cwd = "");
 
+/// As RunKvplan, but stdout goes to `stdout_path` (e.g. /dev/full); out is empty.
+CliResult RunKvplanInto(const std::string& args, const std::string& stdout_path);
+
 /// A fresh empty temporary directory, removed at process exit.
 std::string TempDir();
 

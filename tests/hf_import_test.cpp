@@ -13,6 +13,7 @@
 
 using namespace kvplan;
 using kvplan::test::RunKvplan;
+using kvplan::test::RunKvplanInto;
 using kvplan::test::SourcePath;
 using kvplan::test::TempDir;
 using kvplan::test::WriteFile;
@@ -178,6 +179,23 @@ TEST_CASE("unknown architectures are refused with the supported list") {
                                   R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64})");
   r = RunKvplan("import-hf " + missing);
   CHECK(r.err == "kvplan: error: " + missing + ": LlamaForCausalLM config has no 'num_hidden_layers'\n");
+}
+
+TEST_CASE("output that cannot be written is an error (exit 2), not a silent success") {
+  if (!std::filesystem::exists("/dev/full")) {
+    MESSAGE("skipped: no /dev/full here");
+    return;
+  }
+  const std::string kErr = "kvplan: error: cannot write the output to stdout: No space left on device\n";
+  for (const std::string& args :
+       {"import-hf " + Fixture("qwen3-8b"), std::string("size llama-3.1-8b -c 4K"),
+        "check " + SourcePath("examples/llama-8b-chat.yaml") + " --format junit",
+        std::string("--help")}) {
+    CAPTURE(args);
+    const auto r = RunKvplanInto(args, "/dev/full");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == kErr);
+  }
 }
 
 TEST_CASE("import-hf writes atomically and never overwrites without --force") {

@@ -361,7 +361,7 @@ int Run(const CheckOptions& o) {
   else if (o.format == "junit") Print(Junit(all));
   else if (o.format == "github") Print(Github(all));
   else Print(Text(all));
-  std::fflush(stdout);
+  FlushOutput();
   // Invalid files are also reported on stderr, one line each, in every format.
   for (const Outcome& x : all) {
     if (!x.report) fmt::print(stderr, "kvplan: error: {}\n", x.error);

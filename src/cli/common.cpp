@@ -1,5 +1,6 @@
 #include "cli/common.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 
@@ -28,7 +29,23 @@ const CacheDtype& ResolveCacheDtype(const ModelSpec& model, const std::string& r
   return FindCacheDtype(requested);
 }
 
-void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+namespace {
+int print_errno = 0;
+}  // namespace
+
+void Print(const std::string& text) {
+  errno = 0;
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() && print_errno == 0) {
+    print_errno = errno != 0 ? errno : EIO;
+  }
+}
+
+void FlushOutput() {
+  errno = 0;
+  if (std::fflush(stdout) != 0 && print_errno == 0) print_errno = errno != 0 ? errno : EIO;
+}
+
+int PrintErrno() { return print_errno; }
 
 Json CurveJson(const std::vector<BandwidthPoint>& curve) {
   Json out = Json::MakeArray();

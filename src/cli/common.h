@@ -30,6 +30,13 @@ const CacheDtype& ResolveCacheDtype(const ModelSpec& model, const std::string& r
 /// Writes text to stdout.
 void Print(const std::string& text);
 
+/// Flushes stdout (as Print, remembering the errno of a failure).
+void FlushOutput();
+
+/// The errno of the first failed write to stdout by Print or FlushOutput, 0
+/// if none failed.
+int PrintErrno();
+
 /// A measured bandwidth curve as JSON: [{bytes, gbps, group, batch}, ...] (bench, CPU and CUDA).
 Json CurveJson(const std::vector<BandwidthPoint>& curve);
 

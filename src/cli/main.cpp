@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "util/error.h"
 #include "util/suggest.h"
 
@@ -22,6 +24,20 @@ constexpr const char* kFooter = R"(Examples:
 
 Token counts: 4096, 4k (= 4000), 4K (= 4096). Memory: 80GB (10^9), 80GiB (2^30).
 Exit codes: 0 success, 1 a check failed, 2 bad input.)";
+
+// exit_code, unless stdout could not be written: a full disk or a closed
+// descriptor must not pass for success (a spec or a JUnit report would be
+// empty or cut short).
+int Flushed(int exit_code) {
+  kvplan::FlushOutput();
+  if (std::ferror(stdout)) {
+    const int err = kvplan::PrintErrno();
+    fmt::print(stderr, "kvplan: error: cannot write the output to stdout{}\n",
+               err != 0 ? fmt::format(": {}", std::strerror(err)) : std::string());
+    return 2;
+  }
+  return exit_code;
+}
 
 // vLLM spells some flags with one dash and two letters (-tp, -pp, -dp, -np);
 // CLI11 takes one-letter short options only, so those become long ones.
@@ -58,7 +74,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);
     app.parse(reversed);
   } catch (const CLI::Success& e) {
-    return app.exit(e);  // --help and --version print to stdout and exit 0
+    return Flushed(app.exit(e));  // --help and --version print to stdout and exit 0
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
     for (char& c : msg) {
@@ -76,6 +92,5 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "kvplan: internal error: {}\n", e.what());
     return 2;
   }
-  std::fflush(stdout);
-  return exit_code;
+  return Flushed(exit_code);
 }
