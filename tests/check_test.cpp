@@ -348,6 +348,33 @@ TEST_CASE("vLLM command lines: aliases, --flag=value, ignored flags") {
                     "--vllm-args: --gpu-memory-utilization: expected a fraction in (0, 1], got '90'");
 }
 
+TEST_CASE("vLLM --dtype and --quantization: the model's dtype and the weights' format, both kept") {
+  // --quantization sets the weight format, --dtype the model (activation)
+  // dtype, which an "auto" cache follows; in either order. (Both once wrote
+  // one field, so the last flag won: fp8 weights were counted as bf16.)
+  const std::string head = "check --vllm-args \"vllm serve meta-llama/Llama-3.1-8B --max-model-len 8K ";
+  const std::string tail = "\" --gpu h100-sxm --require-concurrency 1 --format json";
+  const auto tokens = [&](const std::string& flags, const std::string& cache) {
+    const auto r = RunKvplan(head + flags + tail);
+    CAPTURE(flags);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("max_model_len 8,192, " + cache + " cache\"") != std::string::npos);
+    const size_t at = r.out.find("\"kv_cache_tokens\": ");
+    REQUIRE(at != std::string::npos);
+    return std::stoull(r.out.substr(at + 19));
+  };
+  const uint64_t fp8 = tokens("--quantization fp8", "bf16");
+  CHECK(tokens("--dtype bfloat16 --quantization fp8", "bf16") == fp8);
+  CHECK(tokens("--quantization fp8 --dtype bfloat16", "bf16") == fp8);
+  CHECK(tokens("--dtype float16 --quantization fp8", "fp16") == fp8);  // same bytes per element
+  CHECK(tokens("--dtype bfloat16", "bf16") < fp8);  // bf16 weights leave less for the cache
+  CHECK(tokens("--dtype float", "fp16") == tokens("--dtype float32", "fp16"));
+  const auto bad = RunKvplan(head + "--quantization bitsandbytes" + tail);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "kvplan: error: --vllm-args: --quantization: unknown weight dtype "
+                   "'bitsandbytes' (known: fp32, fp16, bf16, fp8, int8, int4, nvfp4, mxfp4)\n");
+}
+
 TEST_CASE("check --vllm-args runs the same checks as a config file") {
   auto r = RunKvplan("check --vllm-args \"vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768 "
                      "-tp 2 --port 8000\" --gpu h100-sxm --require-concurrency 8");

@@ -186,7 +186,15 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   c.max_num_batched_tokens = a.max_num_batched_tokens.value_or(0);
   c.block_size = a.block_size.value_or(0);
   c.kv_cache_dtype = a.kv_cache_dtype.value_or("auto");
-  if (a.weight_dtype) c.weight_dtype = *a.weight_dtype == "auto" ? "" : *a.weight_dtype;
+  // vLLM: --quantization is the weights' format, --dtype the model's (the
+  // activations, and the weights where nothing quantizes them).
+  const auto given = [](const std::optional<std::string>& v) { return v && *v != "auto"; };
+  if (given(a.quantization)) {
+    c.weight_dtype = *a.quantization;
+    if (given(a.weight_dtype)) c.activation_dtype = FindWeightFormat(*a.weight_dtype, 0).name;
+  } else if (given(a.weight_dtype)) {
+    c.weight_dtype = *a.weight_dtype;
+  }
   c.tp = a.tp.value_or(1);
   c.pp = a.pp.value_or(1);
   c.dp = a.dp.value_or(1);

@@ -178,7 +178,7 @@ uint64_t Bits(const WeightTensor& t, const WeightFormat& f, uint64_t rows, uint6
 WeightFormat FindWeightFormat(std::string_view name, uint64_t group_size) {
   if (group_size == 0) group_size = 128;
   WeightFormat f;
-  if (name == "fp32" || name == "float32") {
+  if (name == "fp32" || name == "float32" || name == "float") {
     f = {"fp32", 32, 0, 0, 0, 0, 4};
   } else if (name == "fp16" || name == "float16" || name == "half") {
     f = {"fp16", 16, 0, 0, 0, 0, 2};

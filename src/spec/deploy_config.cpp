@@ -1,8 +1,11 @@
 #include "spec/deploy_config.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 
+#include "plan/weights.h"
 #include "spec/cache_dtype.h"
 #include "spec/yaml_reader.h"
 #include "util/suggest.h"
@@ -36,7 +39,7 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
       {"kv_cache_memory_bytes", "kv_cache_memory_bytes", ArgType::kBytes},
       {"enforce_eager", "enforce_eager", ArgType::kBool},
       {"dtype", "weight_dtype", ArgType::kText},
-      {"quantization", "weight_dtype", ArgType::kText},
+      {"quantization", "quantization", ArgType::kText},
   };
   static const std::vector<ArgKey> kSglang = {
       {"context_length", "max_model_len", ArgType::kTokens},
@@ -52,7 +55,7 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
       {"max_total_tokens", "max_total_tokens", ArgType::kTokens},
       {"disable_cuda_graph", "enforce_eager", ArgType::kBool},
       {"dtype", "weight_dtype", ArgType::kText},
-      {"quantization", "weight_dtype", ArgType::kText},
+      {"quantization", "quantization", ArgType::kText},
   };
   static const std::vector<ArgKey> kTrtllm = {
       {"max_seq_len", "max_model_len", ArgType::kTokens},
@@ -173,8 +176,16 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
             Fail("{}{}: {}", r.Pos(k.key).Prefix(), k.key, e.what());
           }
         }
+        if ((f == "weight_dtype" || f == "quantization") && v != "auto") {
+          try {
+            FindWeightFormat(v, 0);  // a typo is bad input, not a startup FAIL
+          } catch (const Error& e) {
+            Fail("{}{}: {}", r.Pos(k.key).Prefix(), k.key, e.what());
+          }
+        }
         if (f == "kv_cache_dtype") a.kv_cache_dtype = v;
         else if (f == "cache_type_v") a.pos["cache_type_v_value:" + v] = r.Pos(k.key);
+        else if (f == "quantization") a.quantization = v;
         else a.weight_dtype = v;
         break;
       }
@@ -223,8 +234,21 @@ void ReadWorkload(MapReader& w, DeployConfig& d) {
   if (std::fabs(total - 1.0) > 1e-6) {
     Fail("{}requests: shares add up to {:g}, not 1", list_pos.Prefix(), total);
   }
-  if (w.Has("shared_prefix")) wl.shared_prefix_tokens = Tokens(w, "shared_prefix", true);
-  else w.OptStr("shared_prefix");
+  if (w.Has("shared_prefix")) {
+    wl.shared_prefix_tokens = Tokens(w, "shared_prefix", true);
+    // Every request starts with the prefix and adds tokens of its own (at
+    // least what it generates), so the prefix is shorter than any request.
+    uint64_t shortest = UINT64_MAX;
+    for (const RequestClass& rc : wl.requests) shortest = std::min(shortest, rc.tokens);
+    if (wl.shared_prefix_tokens >= shortest) {
+      Fail("{}shared_prefix: {} tokens is not shorter than the shortest request ({} tokens); "
+           "every request starts with the prefix and adds its own tokens",
+           w.Pos("shared_prefix").Prefix(), WithCommas(wl.shared_prefix_tokens),
+           WithCommas(shortest));
+    }
+  } else {
+    w.OptStr("shared_prefix");
+  }
   w.Finish();
   d.workload = wl;
 }

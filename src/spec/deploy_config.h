@@ -36,7 +36,8 @@ struct EngineArgs {
   std::optional<uint64_t> max_total_tokens;        // SGLang
   std::optional<uint64_t> max_gpu_total_bytes;     // TRT-LLM
   std::optional<bool> enforce_eager;               // enforce_eager, disable_cuda_graph
-  std::optional<std::string> weight_dtype;         // vLLM dtype / quantization
+  std::optional<std::string> weight_dtype;         // dtype (vLLM: of the model and activations)
+  std::optional<std::string> quantization;         // vLLM/SGLang quantization: of the weights
   std::optional<uint64_t> n_ctx;                   // llama.cpp ctx_size (all sequences)
   std::optional<bool> swa_full;                    // llama.cpp
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "plan/weights.h"
 #include "spec/cache_dtype.h"
 #include "util/suggest.h"
 #include "util/units.h"
@@ -40,7 +41,7 @@ const std::vector<Flag>& Flags() {
       {"--enforce-eager", "enforce_eager", Kind::kFlag},
       {"--no-enforce-eager", "enforce_eager", Kind::kNegFlag},
       {"--dtype", "weight_dtype", Kind::kText},
-      {"--quantization", "weight_dtype", Kind::kText},
+      {"--quantization", "quantization", Kind::kText},
   };
   return kFlags;
 }
@@ -139,6 +140,8 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       d.model = v;
     } else if (std::string(f.field) == "kv_cache_dtype") {
       d.args.kv_cache_dtype = v;
+    } else if (std::string(f.field) == "quantization") {
+      d.args.quantization = v;
     } else {
       d.args.weight_dtype = v;
     }
@@ -202,6 +205,13 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       // Known but unsupported by vLLM (q4_0): a startup FAIL; unknown: a typo.
       try {
         FindCacheDtype(value);
+      } catch (const Error& e) {
+        Fail("{}: {}", what, e.what());
+      }
+    }
+    if ((field == "weight_dtype" || field == "quantization") && value != "auto") {
+      try {
+        FindWeightFormat(value, 0);
       } catch (const Error& e) {
         Fail("{}: {}", what, e.what());
       }
