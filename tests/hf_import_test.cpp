@@ -1,6 +1,7 @@
 // import-hf: every fixture in tests/data/hf/ (verbatim published configs)
 // must produce the bundled spec's cache exactly, and agree field by field.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -196,6 +197,36 @@ TEST_CASE("output that cannot be written is an error (exit 2), not a silent succ
     CHECK(r.exit_code == 2);
     CHECK(r.err == kErr);
   }
+}
+
+TEST_CASE("output files: links and devices are not replaced, dangling links count as existing") {
+  namespace fs = std::filesystem;
+  const std::string dir = TempDir();
+  WriteFile(dir, "target.yaml", "keep\n");
+  fs::create_symlink("target.yaml", dir + "/link.yaml");
+  fs::create_symlink("nowhere.yaml", dir + "/dangling.yaml");
+  const std::string run = "import-hf " + Fixture("gpt2") + " -o ";
+  auto r = RunKvplan(run + "dangling.yaml", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "kvplan: error: dangling.yaml: file exists (use --force to overwrite)\n");
+  r = RunKvplan(run + "link.yaml --force", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "kvplan: error: link.yaml: is not a regular file (a symbolic link); kvplan only "
+                 "writes regular files\n");
+  CHECK(fs::is_symlink(dir + "/link.yaml"));
+  CHECK(ReadFile(dir + "/target.yaml") == "keep\n");
+  CHECK(!fs::exists(dir + "/nowhere.yaml"));
+  // A named pipe stands for a device (as root, /dev/null was once replaced
+  // by a file; a test must not risk that).
+  REQUIRE(mkfifo((dir + "/pipe.yaml").c_str(), 0600) == 0);
+  r = RunKvplan(run + "pipe.yaml --force", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "kvplan: error: pipe.yaml: is not a regular file (a device, pipe or socket); "
+                 "kvplan only writes regular files\n");
+  CHECK(fs::is_fifo(dir + "/pipe.yaml"));
+  int files = 0;  // no temporary file left behind
+  for (const auto& e : fs::directory_iterator(dir)) files += e.path().filename().string()[0] == '.';
+  CHECK(files == 0);
 }
 
 TEST_CASE("import-hf writes atomically and never overwrites without --force") {

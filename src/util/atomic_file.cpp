@@ -20,8 +20,17 @@ void WriteFileAtomic(const std::string& path, const std::string& text, bool forc
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(fs::path(path), ec)) Fail("{}: is a directory, not a file", path);
-  if (!force && fs::exists(fs::path(path), ec)) {
-    Fail("{}: file exists (use --force to overwrite)", path);
+  // The name itself, not what a link points to: a dangling symlink exists too.
+  const fs::file_status own = fs::symlink_status(fs::path(path), ec);
+  if (fs::exists(own)) {
+    if (!force) Fail("{}: file exists (use --force to overwrite)", path);
+    // Renaming over a symlink would replace the link, not update its target,
+    // and over a device (/dev/null) would put a file in its place: kvplan
+    // writes regular files only.
+    if (!fs::is_regular_file(own)) {
+      Fail("{}: is not a regular file ({}); kvplan only writes regular files", path,
+           fs::is_symlink(own) ? "a symbolic link" : "a device, pipe or socket");
+    }
   }
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
@@ -46,11 +55,23 @@ void WriteFileAtomic(const std::string& path, const std::string& text, bool forc
     done += static_cast<size_t>(n);
   }
   fchmod(fd, 0644);
-  if (close(fd) != 0) {
+  if (fsync(fd) != 0 || close(fd) != 0) {
+    const int err = errno;
     std::remove(tmp.c_str());
-    Fail("{}: write failed: {}", path, std::strerror(errno));
+    Fail("{}: write failed: {}", path, std::strerror(err));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  // Without --force, the rename itself refuses an existing name, so a file
+  // that appeared since the check above is not overwritten either (where the
+  // file system cannot, EINVAL, the check above stands alone).
+  int rc = force ? -1 : renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE);
+  if (rc != 0 && !force && errno == EEXIST) {
+    std::remove(tmp.c_str());
+    Fail("{}: file exists (use --force to overwrite)", path);
+  }
+  if (rc != 0 && (force || errno == EINVAL || errno == ENOSYS)) {
+    rc = std::rename(tmp.c_str(), path.c_str());
+  }
+  if (rc != 0) {
     int err = errno;
     std::remove(tmp.c_str());
     Fail("{}: cannot rename the temporary file into place: {}", path, std::strerror(err));
