@@ -199,6 +199,18 @@ TEST_CASE("output that cannot be written is an error (exit 2), not a silent succ
   }
 }
 
+TEST_CASE("import-hf: names YAML would read as null, a bool or a number are quoted") {
+  for (const std::string name : {"null", "~", "Yes", "off", "123", "1.5b", "+x"}) {
+    CAPTURE(name);
+    const HfImport imp =
+        ImportHfConfig(ReadFile(Fixture("qwen3-8b")), "qwen3-8b.json", name);
+    CHECK(imp.spec.name == name);
+    CHECK(imp.yaml.find("\nname: \"" + name + "\"\n") != std::string::npos);
+  }
+  CHECK(ImportHfConfig(ReadFile(Fixture("qwen3-8b")), "q.json", "my-qwen").yaml.find(
+            "\nname: my-qwen\n") != std::string::npos);
+}
+
 TEST_CASE("output files: links and devices are not replaced, dangling links count as existing") {
   namespace fs = std::filesystem;
   const std::string dir = TempDir();

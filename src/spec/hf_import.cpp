@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -690,8 +691,16 @@ void Line(std::string& out, int indent, const std::string& key, const std::strin
 }
 
 std::string Quote(const std::string& s) {
+  // Plain only where YAML reads it back as this text: not a null or bool
+  // word (a name `null` became a missing name), nor something like a number.
+  std::string lower;
+  for (char ch : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  static const std::set<std::string> kWords = {"null", "~", "true", "false", "yes", "no",
+                                               "on", "off", "y", "n"};
   bool plain = !s.empty() && s.find_first_of(":#'\"{}[],&*!|>%@`") == std::string::npos &&
-               s.front() != ' ' && s.back() != ' ' && s.front() != '-';
+               s.front() != ' ' && s.back() != ' ' && s.front() != '-' && !kWords.count(lower) &&
+               !std::isdigit(static_cast<unsigned char>(s.front())) && s.front() != '.' &&
+               s.front() != '+';
   if (plain) return s;
   std::string out = "\"";
   for (char ch : s) {
@@ -789,10 +798,40 @@ HfImport ImportHfConfig(const std::string& text, const std::string& file,
   Draft d = Build(root, file, name);
   HfImport out;
   out.yaml = Emit(d, file);
+  // The generated YAML's lines mean nothing to the user: an error names the
+  // config key the field came from, at its place in the config, where the
+  // field's comment is just that key (kv_heads <- num_key_value_heads).
+  static const std::string kGenerated = "(generated spec)";
   try {
-    out.spec = ParseModelYaml(out.yaml, file);
+    out.spec = ParseModelYaml(out.yaml, kGenerated);
   } catch (const Error& e) {
-    Fail("{}: the imported spec is not valid: {}", file, e.what());
+    std::string msg = e.what();
+    std::string field;
+    if (msg.rfind(kGenerated + ":", 0) == 0) {
+      // "(generated spec):L:C: field: why" -> "field: why"
+      size_t at = kGenerated.size();
+      for (int colons = 0; colons < 2 && at != std::string::npos; ++colons) {
+        at = msg.find(':', at + 1);
+      }
+      if (at != std::string::npos) msg = msg.substr(std::min(msg.size(), at + 2));
+      field = msg.substr(0, msg.find(':'));
+    }
+    auto why = d.why.find(field);
+    if (why != d.why.end()) {
+      // The key, possibly under text_config (a multimodal wrapper).
+      YAML::Node node = root;
+      std::string key = why->second;
+      for (size_t dot; (dot = key.find('.')) != std::string::npos && node.IsMap();) {
+        node = Lookup(node, key.substr(0, dot));
+        key = key.substr(dot + 1);
+      }
+      YAML::Node v = Lookup(node, key);
+      if (!IsAbsent(v)) {
+        Fail("{}{}: the imported spec is not valid: {}", PosOf(v, file).Prefix(), why->second,
+             msg);
+      }
+    }
+    Fail("{}: the imported spec is not valid: {}", file, msg);
   }
   // Positions in the generated YAML mean nothing to the user: point at the config.
   out.spec.field_pos.clear();
