@@ -298,6 +298,142 @@ TEST_CASE("sliding windows: vLLM holds window - 1 + batched tokens plus a block;
   CHECK(Run(m, "h100-sxm", l).k_bytes == 62ull * 16 * 128 * 2 * 32768);
 }
 
+TEST_CASE("vLLM hybrid: Gemma 3 pages by KV-cache group, 1 full + 6 sliding groups of 10") {
+  // vllm/v1/core/kv_cache_utils.py (main, 001cabc1be16): 10 full + 52 sliding layers;
+  // group_size = the fewest of a type = 10 (52 >= 1.5 x 10), so one full group and
+  // cdiv(52, 10) = 6 sliding groups (sizes 9, 9, 9, 9, 8, 8: 8 padding layers), 7 in all, in
+  // the order of their first layer (layer 0 is sliding).
+  ModelSpec m = LoadModel("gemma-3-27b");
+  EngineConfig c;
+  c.max_model_len = 32768;
+  c.max_num_batched_tokens = 2048;
+  c.kv_cache_memory_bytes = 40 * kGiB;
+  CapacityResult r = Run(m, "h100-sxm", c);
+  REQUIRE(r.kv_cache_groups.size() == 7);
+  CHECK(r.kv_cache_groups[0].layers.size() == 9);
+  CHECK(r.kv_cache_groups[5].layers.size() == 8);
+  CHECK(r.kv_cache_groups[6].kind == LayerKind::kFull);
+  CHECK(r.kv_cache_groups[6].layers.size() == 10);
+  CHECK(r.group_size == 10);
+  // A page: 16 tokens x 16 KV heads x (128 + 128) x 2 B = 131,072 B; a block is one page in each
+  // of the 10 tensors: 1,310,720 B. 40 GiB / 1,310,720 B = 32,768 blocks.
+  CHECK(r.page_bytes == 131072);
+  CHECK(r.block_bytes == 1310720);
+  CHECK(r.num_blocks == 32768);
+  // _report_kv_cache_config: 32,768 // 7 groups x 16 = 74,896 tokens (one block spanning all
+  // 62 layers gave 40 GiB / (62 x 8,192 x 16 B) x 16 = 84,560).
+  CHECK(r.max_tokens == 74896);
+  // A 32,768-token request: the full group cdiv(32768, 16) = 2048 blocks, each sliding group
+  // cdiv(min(1023 + 2048, 32768), 16) + 1 = 193: 2048 + 6 x 193 = 3206 blocks; 32,768 / 3206.
+  CHECK(r.blocks_per_request == 3206);
+  CHECK(Log(r, 1) == "Add 8 padding layers, may waste at most 15.38% KV cache memory");  // 8 / 52
+  CHECK(Log(r, 2) == "GPU KV cache size: 74,896 tokens");
+  CHECK(Log(r, 3) == "Maximum concurrency for 32,768 tokens per request: 10.22x");
+  CHECK(r.max_requests == 10);
+  // Every group's blocks count when one request does not fit: 2048 + 6 x 193 > 3000 blocks.
+  EngineConfig small = c;
+  small.kv_cache_memory_bytes = 3000ull * 1310720;
+  CapacityResult s = Run(m, "h100-sxm", small);
+  CHECK_FALSE(s.fits);
+  CHECK(s.BlocksForRequest(s.largest_max_model_len) <= 3000);
+  CHECK(s.BlocksForRequest(s.largest_max_model_len + 1) > 3000);
+}
+
+TEST_CASE("vLLM hybrid: the reviewer's Gemma 3 run, 21,968 tokens and 1.75x from 12.60 GB") {
+  // kvplan capacity gemma-3-27b --gpu h100-sxm --max-model-len 32K: the modelled budget (about
+  // 12.60 GB) gives num_blocks = budget / 1,310,720 B; tokens = num_blocks // 7 x 16, and a
+  // request holds 2048 + 6 x (cdiv(min(1023 + 8192, 32768), 16) + 1 = 577) = 5510 blocks
+  // (8192 batched tokens on an 80 GB GPU).
+  ModelSpec m = LoadModel("gemma-3-27b");
+  EngineConfig c;
+  c.max_model_len = 32768;
+  CapacityResult r = Run(m, "h100-sxm", c);
+  CHECK(r.num_blocks == r.kv_budget_bytes / 1310720);
+  CHECK(r.max_tokens == r.num_blocks / 7 * 16);
+  CHECK(r.blocks_per_request == 5510);
+  CHECK(fmt::format("{:.2f}", static_cast<double>(r.kv_budget_bytes) / 1e9) == "12.60");
+  CHECK(Log(r, 2) == "GPU KV cache size: 21,968 tokens");
+  CHECK(Log(r, 3) == "Maximum concurrency for 32,768 tokens per request: 1.75x");
+}
+
+TEST_CASE("vLLM hybrid: Jamba's attention block grows to 80 tokens to hold a Mamba state") {
+  // tp 2: attention per token and layer 2 x 4 KV heads x 128 x 2 B = 2048 B; a Mamba state per
+  // layer (8192 / 2 inner x (3 conv + 16 ssm) x 2 B) = 155,648 B. HybridAttentionMambaModelConfig:
+  // block = 16 x cdiv(155,648, 16 x 2048) = 80 tokens, page 80 x 2048 = 163,840 B, the state
+  // padded by 8192 / 155,648 = 5.26%. 4 attention + 28 Mamba layers: group_size 4, one
+  // attention group + 7 Mamba groups = 8; a block is 4 pages = 655,360 B.
+  ModelSpec m = LoadModel("jamba-v0.1");
+  EngineConfig c;
+  c.tp = 2;
+  c.kv_cache_memory_bytes = 80 * kGiB;
+  CapacityResult r = Run(m, "h200", c);
+  CHECK(r.block_size == 80);
+  CHECK(r.config.block_size == 80);
+  REQUIRE(r.kv_cache_groups.size() == 8);
+  CHECK(r.group_size == 4);
+  CHECK(r.page_bytes == 163840);
+  CHECK(r.block_bytes == 655360);
+  CHECK(r.num_blocks == 131072);  // 80 GiB / 655,360 B
+  // 131,072 // 8 x 80 = 1,310,720 tokens (one 16-token block across the 4 attention layers
+  // gave 80 GiB / 8192 B = 10,485,760: 8x more).
+  CHECK(r.max_tokens == 1310720);
+  // 262,144 tokens: cdiv(262144, 80) = 3277 attention blocks + 7 state blocks = 3284;
+  // 131,072 / 3284 = 39.91.
+  CHECK(r.blocks_per_request == 3284);
+  CHECK(Log(r, 0) ==
+        "Setting attention block size to 80 tokens to ensure that attention page "
+        "size is >= mamba page size.");
+  CHECK(Log(r, 1) ==
+        "Padding mamba page size by 5.26% to ensure that mamba page size and "
+        "attention page size are exactly equal.");
+  CHECK(Log(r, 3) == "GPU KV cache size: 1,310,720 tokens");
+  CHECK(Log(r, 4) == "Maximum concurrency for 262,144 tokens per request: 39.91x");
+  // The reviewer's run, kvplan capacity jamba-v0.1 --gpu h200 -tp 2: the modelled budget gives
+  // budget / 655,360 B blocks, // 8 x 80 tokens (about 1,251,840), and the concurrency the
+  // single-block arithmetic also gave, 38.12x.
+  c.kv_cache_memory_bytes = 0;
+  CapacityResult d = Run(m, "h200", c);
+  CHECK(d.num_blocks == d.kv_budget_bytes / 655360);
+  CHECK(d.max_tokens == d.num_blocks / 8 * 80);
+  CHECK(Log(d, 3) == "GPU KV cache size: 1,251,840 tokens");
+  CHECK(Log(d, 4) == "Maximum concurrency for 262,144 tokens per request: 38.12x");
+}
+
+TEST_CASE("vLLM hybrid: a pipeline stage pads its groups to the most layers any has there") {
+  // Gemma 3 on 2 stages (31 + 31 layers): the groups are the whole model's; stage 0 holds
+  // 5, 5, 5, 4, 4, 4, 4 of their layers, stage 1 5, 4, 4, 5, 5, 4, 4 (sliding group j takes
+  // sliding layers j, j + 6, ...): group_size 5 on both, a block of 5 pages = 655,360 B.
+  ModelSpec m = LoadModel("gemma-3-27b");
+  EngineConfig c;
+  c.pp = 2;
+  c.max_model_len = 32768;
+  c.kv_cache_memory_bytes = 40 * kGiB;
+  CapacityResult r = Run(m, "h100-sxm", c);
+  REQUIRE(r.stages.size() == 2);
+  CHECK(r.stages[0].group_size == 5);
+  CHECK(r.stages[1].group_size == 5);
+  CHECK(r.block_bytes == 655360);
+  CHECK(r.num_blocks == 65536);  // 40 GiB / 655,360 B
+  CHECK(r.max_tokens == 65536 / 7 * 16);
+}
+
+TEST_CASE("vLLM hybrid: single-kind models keep one block spanning every layer") {
+  // Mistral v0.1 (every layer sliding, one window) and Llama are one group for vLLM:
+  // UniformTypeKVCacheSpecs / a uniform spec, so nothing changes for them.
+  for (const char* name : {"mistral-7b-v0.1", "llama-3.1-8b", "deepseek-v2-lite"}) {
+    CAPTURE(name);
+    CapacityResult r = Run(LoadModel(name), "h100-sxm", EngineConfig{});
+    CHECK(r.kv_cache_groups.empty());
+    CHECK(r.block_bytes == r.bytes_per_token * 16);
+    CHECK(r.max_tokens == r.num_blocks * 16);
+  }
+  // gpt-oss-20b: 12 sliding + 12 full, two groups of 12 and no padding.
+  CapacityResult g = Run(LoadModel("gpt-oss-20b"), "h100-sxm", EngineConfig{});
+  CHECK(g.kv_cache_groups.size() == 2);
+  CHECK(g.group_size == 12);
+  CHECK(g.max_tokens == g.num_blocks / 2 * 16);
+}
+
 TEST_CASE("pipeline stages split layers as vLLM does; the tightest stage decides") {
   CHECK(PipelineStageLayers(61, 4) == std::vector<uint64_t>{15, 15, 16, 15});
   CHECK(PipelineStageLayers(22, 4) == std::vector<uint64_t>{5, 6, 6, 5});

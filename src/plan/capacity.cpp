@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "plan/engines_log.h"
 #include "plan/parallel.h"
@@ -67,6 +68,164 @@ uint64_t LlamaCppSwaCells(const ModelSpec& m, const EngineConfig& c, uint64_t ce
   return std::min(cells, RoundUp(window * c.n_parallel + c.n_ubatch, c.block_size));
 }
 
+/// vLLM's KV-cache layout for a model whose layers are of more than one kind.
+struct VllmLayout {
+  std::vector<KvCacheGroup> groups;  // empty: one group spans every layer (the simple case)
+  uint64_t block_size = 0;           // attention tokens per block, after the Mamba raise
+  uint64_t page_bytes = 0;           // one layer's page, unified over every group
+  uint64_t state_page_bytes = 0;     // one Mamba layer's state before padding (0: none)
+  std::string error;                 // vLLM cannot unify the page sizes: it refuses to start
+};
+
+/// Groups the layers the way vLLM does (vllm/v1/core/kv_cache_utils.py,
+/// get_kv_cache_groups): layers with equal specs form one type; a model of one
+/// type, or only of full-attention layers (MLA included), or only of sliding
+/// layers of one window, keeps one group spanning every layer. Otherwise each
+/// type is cut into groups of `group_size` layers (the smallest type's count,
+/// or the largest's when it is under 1.5x the smallest), the last group of a
+/// type padded, and every group gets its own blocks of one page per layer.
+/// With Mamba layers the attention block grows until a page holds a Mamba
+/// state (HybridAttentionMambaModelConfig), and the state page is padded to it.
+VllmLayout VllmKvCacheGroups(const ModelSpec& m, const KvCost& kv, const EngineConfig& c) {
+  struct Type {
+    LayerKind kind;
+    uint64_t window;       // cap_tokens
+    uint64_t token_bytes;  // one token in one layer
+    uint64_t state_bytes;  // one sequence in one layer (kState)
+    std::vector<uint64_t> layers;
+  };
+  std::vector<Type> types;  // in order of first layer, as vLLM's dict of layer specs
+  const std::vector<size_t> group_of = m.LayerToGroup();
+  for (uint64_t i = 0; i < m.layers; ++i) {
+    const LayerGroup& lg = m.groups[group_of[i]];
+    const GroupCost& g = kv.groups[group_of[i]];
+    if (lg.kind == LayerKind::kShared) continue;  // reads another layer's cache: no spec
+    const uint64_t state = lg.kind == LayerKind::kState ? CeilDiv(lg.state_bytes, kv.tp) : 0;
+    auto same = [&](const Type& t) {
+      return t.kind == g.kind && t.window == g.cap_tokens &&
+             t.token_bytes == g.bytes_per_token_layer && t.state_bytes == state;
+    };
+    auto it = std::find_if(types.begin(), types.end(), same);
+    if (it == types.end()) {
+      types.push_back({g.kind, g.cap_tokens, g.bytes_per_token_layer, state, {}});
+      it = types.end() - 1;
+    }
+    it->layers.push_back(i);
+  }
+  VllmLayout out;
+  out.block_size = c.block_size;
+  if (types.size() <= 1) return out;
+  // UniformTypeKVCacheSpecs: layers that all need the same token slots share one group.
+  auto slots = [](const Type& t) {
+    const bool full = t.kind == LayerKind::kFull || t.kind == LayerKind::kMla;
+    return std::pair<int, uint64_t>(full ? 0 : static_cast<int>(t.kind) + 1, t.window);
+  };
+  const bool any_state = std::any_of(types.begin(), types.end(),
+                                     [](const Type& t) { return t.kind == LayerKind::kState; });
+  if (!any_state && std::all_of(types.begin(), types.end(),
+                                [&](const Type& t) { return slots(t) == slots(types.front()); })) {
+    return out;
+  }
+
+  // Attention block raised so that one page holds a Mamba state: a multiple of
+  // the kernel alignment (16 for FlashAttention and FlashInfer, or the block
+  // size when larger), then the state page padded to the attention page.
+  uint64_t attn_token_bytes = 0;
+  uint64_t state_page = 0;
+  for (const Type& t : types) {
+    if (t.kind == LayerKind::kState) {
+      state_page = std::max(state_page, t.state_bytes);
+    } else if (attn_token_bytes == 0) {
+      attn_token_bytes = t.token_bytes;
+    }
+  }
+  uint64_t bs = c.block_size;
+  if (state_page != 0 && attn_token_bytes != 0) {
+    const uint64_t align = std::max<uint64_t>(16, bs);
+    const uint64_t need =
+        CheckedMul(align, CeilDiv(state_page, CheckedMul(align, attn_token_bytes, "page bytes")));
+    bs = std::max(bs, need);
+  }
+  out.block_size = bs;
+  out.state_page_bytes = attn_token_bytes != 0 ? state_page : 0;
+
+  // unify_kv_cache_spec_page_size: smaller attention pages take a larger block
+  // (a whole multiple of theirs); a state page is padded to the attention page.
+  auto page = [&](const Type& t) {
+    if (t.kind != LayerKind::kState) return CheckedMul(bs, t.token_bytes, "page bytes");
+    return attn_token_bytes != 0 ? CheckedMul(bs, attn_token_bytes, "page bytes") : t.state_bytes;
+  };
+  uint64_t max_page = 0;
+  for (const Type& t : types) max_page = std::max(max_page, page(t));
+  out.page_bytes = max_page;
+
+  uint64_t fewest = UINT64_MAX, most = 0;
+  for (const Type& t : types) {
+    fewest = std::min<uint64_t>(fewest, t.layers.size());
+    most = std::max<uint64_t>(most, t.layers.size());
+  }
+  // The "1" of an n:1 layer pattern, unless the largest type has under 1.5x
+  // the smallest's layers (less padding that way).
+  const uint64_t group_size = 2 * most < 3 * fewest ? most : fewest;
+  for (size_t ti = 0; ti < types.size(); ++ti) {
+    const Type& t = types[ti];
+    const uint64_t p = page(t);
+    if (max_page % p != 0 || (t.kind == LayerKind::kState && p != max_page)) {
+      out.error = fmt::format(
+          "vLLM cannot unify the page sizes of {}'s layers ({} B is not a whole fraction of {} "
+          "B) and refuses to start",
+          m.name, p, max_page);
+      return out;
+    }
+    KvCacheGroup g;
+    g.kind = t.kind;
+    g.window = t.window;
+    g.type = ti;
+    // A state group has one block a request; vLLM sets its block to max_model_len.
+    g.block_size = t.kind == LayerKind::kState ? c.max_model_len : bs * (max_page / p);
+    // Layer i of the type goes to group i mod n, so that pipeline stages
+    // share their layers evenly among the groups.
+    const uint64_t n = CeilDiv(t.layers.size(), group_size);
+    for (uint64_t j = 0; j < n; ++j) {
+      g.layers.clear();
+      for (uint64_t k = j; k < t.layers.size(); k += n) g.layers.push_back(t.layers[k]);
+      out.groups.push_back(g);
+    }
+  }
+  return out;
+}
+
+/// Layers per KV-cache group on the stage [first, first + n): the most that
+/// any group has there (vLLM pads the others up to it).
+uint64_t StageGroupSize(const std::vector<KvCacheGroup>& groups, uint64_t first, uint64_t n) {
+  uint64_t most = 0;
+  for (const KvCacheGroup& g : groups) {
+    const uint64_t here = static_cast<uint64_t>(std::count_if(
+        g.layers.begin(), g.layers.end(), [&](uint64_t i) { return i >= first && i < first + n; }));
+    most = std::max(most, here);
+  }
+  return most;
+}
+
+/// Blocks one request of `n` tokens holds in one vLLM KV-cache group
+/// (kv_cache_interface.py, max_memory_usage_bytes / page_size_bytes).
+uint64_t VllmGroupBlocks(const KvCacheGroup& g, uint64_t n, uint64_t batched) {
+  const uint64_t bs = g.block_size;
+  switch (g.kind) {
+    case LayerKind::kSliding:
+      return CeilDiv(std::min(g.window - 1 + batched, n), bs) + 1;
+    case LayerKind::kChunked:
+      return CeilDiv(std::min(g.window + batched, n), bs);
+    case LayerKind::kState:
+      return 1;  // mamba_cache_mode "none": one state page per request
+    case LayerKind::kFull:
+    case LayerKind::kMla:
+    case LayerKind::kShared:
+      break;
+  }
+  return CeilDiv(n, bs);
+}
+
 void AddLint(CapacityResult& r, Severity s, std::string code, std::string message) {
   r.lints.push_back({s, std::move(code), std::move(message)});
 }
@@ -102,6 +261,25 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   const ModelTensors tensors = BuildModelTensors(m);
   r.reserve = ModelReserve(m, gpu, c);
 
+  // vLLM pages a hybrid model by KV-cache group, each with its own blocks,
+  // not with one block spanning every layer.
+  if (c.engine == Engine::kVllm) {
+    VllmLayout layout = VllmKvCacheGroups(m, ComputeKvCost(m, dtype, c.tp), c);
+    if (!layout.error.empty()) {
+      AddLint(r, Severity::kError, "vllm-page-size", layout.error);
+      return r;
+    }
+    if (!layout.groups.empty()) {
+      r.block_size_raised = layout.block_size != c.block_size;
+      r.state_page_bytes = layout.state_page_bytes;
+      c.block_size = layout.block_size;
+      r.config = c;
+      r.block_size = c.block_size;
+      r.kv_cache_groups = std::move(layout.groups);
+      r.page_bytes = layout.page_bytes;
+    }
+  }
+
   // The budget before weights: a fraction of total memory (vLLM, SGLang), or
   // all of it (TRT-LLM applies its fraction after loading; llama.cpp none).
   const double total = static_cast<double>(r.total_memory_bytes);
@@ -131,7 +309,14 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
     ModelSpec sm = StageModel(m, st.first_layer, st.layers);
     st.kv = ComputeKvCost(sm, dtype, c.tp);
     st.bytes_per_token = st.kv.per_token_bytes;
-    st.block_bytes = CheckedMul(st.bytes_per_token, c.block_size, "block bytes");
+    if (r.kv_cache_groups.empty()) {
+      st.block_bytes = CheckedMul(st.bytes_per_token, c.block_size, "block bytes");
+    } else {
+      // get_kv_cache_config_from_groups: group_size tensors, each shared by one
+      // layer of every group, so a block is one page in each of them.
+      st.group_size = StageGroupSize(r.kv_cache_groups, st.first_layer, st.layers);
+      st.block_bytes = CheckedMul(r.page_bytes, st.group_size, "block bytes");
+    }
     // Only the last stage samples: earlier stages reserve the forward pass alone.
     uint64_t reserve = r.reserve.total_bytes;
     if (!last && !r.reserve.overridden && (c.engine == Engine::kVllm || c.engine == Engine::kTrtllm)) {
@@ -185,6 +370,7 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   r.kv_budget_bytes = t.kv_budget_bytes;
   r.bytes_per_token = t.bytes_per_token;
   r.block_bytes = t.block_bytes;
+  r.group_size = t.group_size;
   r.num_blocks = min_blocks;
 
   if (!r.explicit_budget && t.headroom_bytes <= 0) {
@@ -240,10 +426,21 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
                           FormatBoth(r.kv_budget_bytes), r.largest_max_model_len * c.n_parallel));
     }
   } else {
-    r.max_tokens = CheckedMul(r.num_blocks, c.block_size, "tokens in cache");
+    if (r.kv_cache_groups.empty()) {
+      r.max_tokens = CheckedMul(r.num_blocks, c.block_size, "tokens in cache");
+    } else {
+      // _report_kv_cache_config: the blocks are shared by every group, so the
+      // log divides them by the groups and counts the smallest block size.
+      uint64_t min_block = UINT64_MAX;
+      for (const KvCacheGroup& g : r.kv_cache_groups) min_block = std::min(min_block, g.block_size);
+      r.max_tokens =
+          CheckedMul(r.num_blocks / r.kv_cache_groups.size(), min_block, "tokens in cache");
+    }
     r.kv_used_bytes = CheckedMul(r.num_blocks, r.block_bytes, "KV bytes");
     r.request_bytes = RequestBytes(t.kv, c.max_model_len, c, 0);
-    r.blocks_per_request = r.block_bytes ? CeilDiv(r.request_bytes, r.block_bytes) : 0;
+    r.blocks_per_request = !r.kv_cache_groups.empty() ? r.BlocksForRequest(c.max_model_len)
+                           : r.block_bytes            ? CeilDiv(r.request_bytes, r.block_bytes)
+                                                      : 0;
     r.max_concurrency = r.blocks_per_request
                             ? static_cast<double>(r.num_blocks) / static_cast<double>(r.blocks_per_request)
                             : 0;
@@ -287,6 +484,16 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
 
 uint64_t CapacityResult::BlocksForRequest(uint64_t tokens) const {
   if (stages.empty() || block_bytes == 0) return 0;
+  if (!kv_cache_groups.empty()) {
+    // get_max_concurrency_for_kv_cache_config: a request holds blocks in every
+    // group, and a block of any group is the same block_bytes, so they add up.
+    uint64_t blocks = 0;
+    for (const KvCacheGroup& g : kv_cache_groups) {
+      blocks = CheckedAdd(blocks, VllmGroupBlocks(g, tokens, config.max_num_batched_tokens),
+                          "blocks per request");
+    }
+    return blocks;
+  }
   const KvCost& kv = stages[tightest_stage].kv;
   EngineConfig c = config;
   if (c.engine == Engine::kLlamaCpp) {

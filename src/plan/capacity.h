@@ -99,6 +99,19 @@ struct Reserve {
   bool overridden = false;        // --reserve given: total_bytes is the user's
 };
 
+/// One of vLLM's KV-cache groups for a hybrid model (layers of more than one
+/// kind: full + sliding, attention + Mamba). vLLM gives every group its own
+/// block table and pads the groups to one layer count, so that a block of any
+/// group is the same bytes: `group_size` layers x one page
+/// (vllm/v1/core/kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size).
+struct KvCacheGroup {
+  LayerKind kind = LayerKind::kFull;
+  uint64_t window = 0;           // sliding window or chunk in tokens; 0 for other kinds
+  uint64_t block_size = 0;       // tokens per block (state: max_model_len, one block a request)
+  std::vector<uint64_t> layers;  // the model's layer indices in the group (padding not listed)
+  size_t type = 0;               // which layer spec: the groups of one spec are adjacent
+};
+
 /// One pipeline stage (all of the model when pp = 1), on one GPU of it.
 struct StageCapacity {
   uint64_t stage = 0;
@@ -108,7 +121,10 @@ struct StageCapacity {
   uint64_t kv_budget_bytes = 0;     // per GPU, after weights and reserve (0 when negative)
   int64_t headroom_bytes = 0;       // budget before clamping at 0 (negative: weights don't fit)
   uint64_t bytes_per_token = 0;     // per GPU of the stage, every caching layer, before window caps
-  uint64_t block_bytes = 0;         // one block (block_size tokens) across the stage's layers
+  uint64_t block_bytes = 0;         // one block (block_size tokens) across the stage's layers;
+                                    // vLLM hybrid: one page in each of group_size layers
+  uint64_t group_size = 0;          // vLLM hybrid: layers per KV-cache group on this stage,
+                                    // padding included; 0 otherwise
   uint64_t num_blocks = 0;
   KvCost kv;                        // the stage's per-request cost on one GPU
 };
@@ -132,22 +148,34 @@ struct CapacityResult {
   Reserve reserve;
   uint64_t kv_budget_bytes = 0;     // the KV pool's bytes (explicit or estimated)
   bool explicit_budget = false;     // from kv_cache_memory_bytes / max_total_tokens
-  uint64_t block_size = 0;          // tokens per block
+  uint64_t block_size = 0;          // tokens per block (vLLM raises it for Mamba hybrids)
   uint64_t block_bytes = 0;         // one block across every caching layer of the stage
+                                    // (vLLM hybrid: page_bytes x group_size)
   uint64_t num_blocks = 0;
   uint64_t bytes_per_token = 0;     // every caching layer of the stage, before window caps
-  uint64_t max_tokens = 0;          // tokens the cache holds (the engine's "KV cache size")
+  uint64_t max_tokens = 0;          // tokens the cache holds (the engine's "KV cache size";
+                                    // vLLM hybrid: num_blocks / groups x block_size)
   uint64_t kv_used_bytes = 0;       // num_blocks * block_bytes (what is really allocated)
 
   // Requests of max_model_len tokens.
   uint64_t max_model_len = 0;
   uint64_t request_bytes = 0;        // one max_model_len request, window caps applied
-  uint64_t blocks_per_request = 0;   // cdiv(request_bytes, block_bytes)
+  uint64_t blocks_per_request = 0;   // cdiv(request_bytes, block_bytes); vLLM hybrid: the
+                                     // blocks of every KV-cache group summed
   double max_concurrency = 0;        // num_blocks / blocks_per_request (vLLM's "X.XXx")
   uint64_t max_requests = 0;         // whole requests: floor(max_concurrency)
   bool fits = false;                 // at least one max_model_len request fits
   uint64_t largest_max_model_len = 0;  // longest single request the cache holds (vLLM's estimate)
   uint64_t model_max_context = 0;      // the model's max_context: searches stop there
+
+  // vLLM with a hybrid model: its KV-cache groups (whole model; a stage holds
+  // the layers in its range). Empty when one block spans every caching layer:
+  // single-kind models, and every other engine.
+  std::vector<KvCacheGroup> kv_cache_groups;
+  uint64_t page_bytes = 0;         // vLLM hybrid: one layer's page, the same in every group
+  uint64_t group_size = 0;         // vLLM hybrid: layers per group on the tightest stage
+  uint64_t state_page_bytes = 0;   // vLLM hybrid with Mamba: one layer's state before padding
+  bool block_size_raised = false;  // vLLM raised block_size so a page holds a Mamba state
 
   std::vector<StageCapacity> stages;  // pp entries, stage order
   size_t tightest_stage = 0;

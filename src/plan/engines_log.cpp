@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "plan/capacity.h"
 #include "util/units.h"
 
@@ -21,8 +23,43 @@ std::string GgmlName(const std::string& dtype) {
 std::vector<std::string> Vllm(const CapacityResult& r) {
   std::vector<std::string> out;
   const EngineConfig& c = r.config;
+  // Hybrid Mamba models: HybridAttentionMambaModelConfig, at config time.
+  if (r.block_size_raised) {
+    out.push_back(
+        fmt::format("Setting attention block size to {} tokens to ensure that attention "
+                    "page size is >= mamba page size.",
+                    c.block_size));
+  }
+  if (r.state_page_bytes != 0 && r.state_page_bytes < r.page_bytes) {
+    out.push_back(
+        fmt::format("Padding mamba page size by {:.2f}% to ensure that mamba page size "
+                    "and attention page size are exactly equal.",
+                    100.0 * static_cast<double>(r.page_bytes - r.state_page_bytes) /
+                        static_cast<double>(r.state_page_bytes)));
+  }
   // vllm/v1/worker/gpu_worker.py and vllm/v1/core/kv_cache_utils.py.
   out.push_back(fmt::format("Available KV cache memory: {:.2f} GiB", Gib(r.kv_budget_bytes)));
+  // _get_kv_cache_groups_uniform_page_size: one warning per layer spec whose
+  // last group is padded, over the whole model.
+  uint64_t group_size = 0;
+  for (const KvCacheGroup& g : r.kv_cache_groups) {
+    group_size = std::max<uint64_t>(group_size, g.layers.size());
+  }
+  for (size_t i = 0; i < r.kv_cache_groups.size();) {
+    uint64_t layers = 0;
+    size_t j = i;
+    for (; j < r.kv_cache_groups.size() && r.kv_cache_groups[j].type == r.kv_cache_groups[i].type;
+         ++j) {
+      layers += r.kv_cache_groups[j].layers.size();
+    }
+    const uint64_t padding = (j - i) * group_size - layers;
+    if (padding != 0) {
+      out.push_back(
+          fmt::format("Add {} padding layers, may waste at most {:.2f}% KV cache memory", padding,
+                      100.0 * static_cast<double>(padding) / static_cast<double>(layers)));
+    }
+    i = j;
+  }
   if (!r.fits) {
     out.push_back(fmt::format(
         "ValueError: To serve at least one request with the models's max seq len ({}), ({:.2f} GiB "
