@@ -149,7 +149,25 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
   Table k({"KV cache", "value"});
   k.SetAlign(1, Table::Align::kLeft);
   k.AddRow({"bytes per token", fmt::format("{} B ({})", WithCommas(r.bytes_per_token), FormatGiB(r.bytes_per_token))});
-  k.AddRow({"block", fmt::format("{} tokens = {} B", c.block_size, WithCommas(r.block_bytes))});
+  if (r.kv_cache_groups.empty()) {
+    k.AddRow({"block", fmt::format("{} tokens = {} B", c.block_size, WithCommas(r.block_bytes))});
+  } else {
+    // vLLM's hybrid layout: a block is one page in each of group_size layers.
+    std::string kinds;
+    for (size_t i = 0; i < r.kv_cache_groups.size();) {
+      size_t j = i;
+      const size_t type = r.kv_cache_groups[i].type;
+      while (j < r.kv_cache_groups.size() && r.kv_cache_groups[j].type == type) ++j;
+      kinds += fmt::format("{}{} {}", kinds.empty() ? "" : " + ", j - i,
+                           LayerKindName(r.kv_cache_groups[i].kind));
+      i = j;
+    }
+    k.AddRow({"KV-cache groups (vLLM)",
+              fmt::format("{} ({}) of {} layers", r.kv_cache_groups.size(), kinds, r.group_size)});
+    k.AddRow(
+        {"block", fmt::format("{} tokens, one {} B page in each of {} layers = {} B", c.block_size,
+                              WithCommas(r.page_bytes), r.group_size, WithCommas(r.block_bytes))});
+  }
   k.AddRow({"blocks", WithCommas(r.num_blocks)});
   k.AddRow({"tokens in cache", WithCommas(r.max_tokens)});
   k.AddRow({"one request of max_model_len", fmt::format("{} ({} blocks)", FormatBoth(r.request_bytes), WithCommas(r.blocks_per_request))});
@@ -218,6 +236,11 @@ Json ToJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r
   j.Set("kv_used_bytes", r.kv_used_bytes);
   j.Set("bytes_per_token", r.bytes_per_token);
   j.Set("block_bytes", r.block_bytes);
+  if (!r.kv_cache_groups.empty()) {  // vLLM, hybrid models only
+    j.Set("kv_cache_groups", static_cast<uint64_t>(r.kv_cache_groups.size()));
+    j.Set("group_size", r.group_size);
+    j.Set("page_bytes", r.page_bytes);
+  }
   j.Set("num_blocks", r.num_blocks);
   j.Set("max_tokens", r.max_tokens);
   j.Set("request_bytes", r.request_bytes);

@@ -320,10 +320,15 @@ CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployC
       r.items.push_back(Item("min_tokens_in_cache", false, "n/a", ">= " + Count(want), dead,
                              at("min_tokens_in_cache")));
     } else {
+      // vLLM hybrid: the blocks are shared by its KV-cache groups (docs/capacity.md).
+      const std::string per_group =
+          cap.kv_cache_groups.empty()
+              ? ""
+              : fmt::format(" / {} KV-cache groups", cap.kv_cache_groups.size());
       r.items.push_back(Item(
           "min_tokens_in_cache", cap.cluster_max_tokens >= want,
           Count(cap.cluster_max_tokens) + " tokens", ">= " + Count(want),
-          fmt::format("{} blocks x {} tokens{}", Count(cap.num_blocks), cap.block_size,
+          fmt::format("{} blocks{} x {} tokens{}", Count(cap.num_blocks), per_group, cap.block_size,
                       cap.replicas > 1 ? fmt::format(" x {} replicas", cap.replicas) : ""),
           at("min_tokens_in_cache")));
     }
