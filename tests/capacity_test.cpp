@@ -399,6 +399,49 @@ TEST_CASE("vLLM hybrid: Jamba's attention block grows to 80 tokens to hold a Mam
   CHECK(Log(d, 4) == "Maximum concurrency for 262,144 tokens per request: 38.12x");
 }
 
+TEST_CASE("vLLM hybrid: the Mamba block follows --block-size and the cache dtype") {
+  ModelSpec m = LoadModel("jamba-v0.1");
+  EngineConfig c;
+  c.tp = 2;
+  c.kv_cache_memory_bytes = 80 * kGiB;
+  // --block-size 32 is the kernel alignment then: 32 x cdiv(155,648, 32 x 2048) = 96 tokens.
+  c.block_size = 32;
+  CapacityResult a = Run(m, "h200", c);
+  CHECK(a.block_size == 96);
+  CHECK(a.page_bytes == 96 * 2048);
+  // --block-size 128 already holds a state (128 x 2048 = 262,144 B): kept, nothing logged.
+  c.block_size = 128;
+  CapacityResult b = Run(m, "h200", c);
+  CHECK(b.block_size == 128);
+  CHECK_FALSE(b.block_size_raised);
+  CHECK(Log(b, 0).rfind("Padding mamba page size by 68.42%", 0) == 0);  // 106,496 / 155,648
+  // fp8: 1024 B per token and layer, 16 x cdiv(155,648, 16 x 1024) = 160 tokens, the same
+  // 163,840 B page, so the same blocks hold twice the tokens: 131,072 // 8 x 160.
+  c.block_size = 0;
+  c.kv_cache_dtype = "fp8";
+  CapacityResult f = Run(m, "h200", c);
+  CHECK(f.block_size == 160);
+  CHECK(f.max_tokens == 131072 / 8 * 160);
+}
+
+TEST_CASE("vLLM hybrid: pages that are no whole multiple of each other stop vLLM") {
+  // Full layers of 8 x 128-wide heads (4096 B a token) and sliding layers of 8 x 96-wide heads
+  // (3072 B): 65,536 / 49,152 is not whole, and unify_kv_cache_spec_page_size raises.
+  ModelSpec m = ParseModelYaml(
+      "name: odd\nsource: test\nlayers: 8\nhidden_size: 1024\nquery_heads: 8\nkv_heads: 8\n"
+      "head_dim: 128\nmax_context: 8192\nparams: 1000000\nweight_dtype: bf16\nvocab_size: 1000\n"
+      "intermediate_size: 4096\nlayer_groups:\n  - kind: full\n    layers: 4\n    every: 2\n"
+      "    offset: 1\n  - kind: sliding\n    layers: 4\n    window: 512\n    head_dim: 96\n",
+      "odd.yaml");
+  CapacityResult r = Run(m, "h100-sxm", EngineConfig{});
+  REQUIRE(r.HasError());
+  CHECK(r.lints.back().code == "vllm-page-size");
+  // The other engines keep one pool and are unaffected.
+  EngineConfig s;
+  s.engine = Engine::kSglang;
+  CHECK_FALSE(Run(m, "h100-sxm", s).HasError());
+}
+
 TEST_CASE("vLLM hybrid: a pipeline stage pads its groups to the most layers any has there") {
   // Gemma 3 on 2 stages (31 + 31 layers): the groups are the whole model's; stage 0 holds
   // 5, 5, 5, 4, 4, 4, 4 of their layers, stage 1 5, 4, 4, 5, 5, 4, 4 (sliding group j takes
