@@ -338,6 +338,12 @@ TEST_CASE("vLLM command lines: aliases, --flag=value, ignored flags") {
   CHECK(py.model == "/models/my llama");
   CHECK(*py.args.pp == 2);
   CHECK(!*py.args.prefix_caching);
+  // As `vllm serve`: the positional model wins over --model, in either order.
+  CHECK(ParseVllmCommand("vllm serve a --model b").model == "a");
+  CHECK(ParseVllmCommand("vllm serve --model b a").model == "a");
+  CHECK(ParseVllmCommand("vllm serve --model b").model == "b");
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve a b"),
+                    "--vllm-args: unexpected argument 'b' (the model is already 'a')");
   CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --max-model-len lots"),
                     "--vllm-args: --max-model-len: 'lots' is not a number (expected e.g. 4096, "
                     "4k = 4000, 4K = 4096)");

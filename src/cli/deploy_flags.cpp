@@ -48,7 +48,8 @@ void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
   sub->add_option("--weight-dtype", f.weight_dtype,
                   "Override weights: fp16, bf16, fp8, int8, int4, nvfp4, mxfp4");
   sub->add_option("--quant-group-size", f.quant_group_size, "int4 scale group size")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
   sub->add_option("--kv-cache-memory-bytes", f.kv_cache_memory_bytes,
                   "Explicit KV budget per GPU (vLLM kv_cache_memory_bytes), e.g. 3.81GiB: bypasses "
                   "the estimate");

@@ -135,9 +135,10 @@ DeployConfig ParseVllmCommand(std::string_view line) {
   std::vector<std::string> known;
   for (const Flag& f : Flags()) known.emplace_back(f.name);
   std::vector<std::string> ignored;
+  std::string model_flag;  // --model; d.model holds the positional one
   auto set_text = [&](const Flag& f, const std::string& v) {
     if (std::string(f.field).empty()) {
-      d.model = v;
+      model_flag = v;
     } else if (std::string(f.field) == "kv_cache_dtype") {
       d.args.kv_cache_dtype = v;
     } else if (std::string(f.field) == "quantization") {
@@ -242,9 +243,12 @@ DeployConfig ParseVllmCommand(std::string_view line) {
         break;
       }
       case Kind::kFraction: {
+        // Plain decimals only: strtod also reads hex floats (0x0.8 = 0.5),
+        // "inf" and "nan", which no one means here.
         char* end = nullptr;
-        double v = std::strtod(value.c_str(), &end);
-        if (value.empty() || *end != '\0' || !(v > 0 && v <= 1)) {
+        const bool decimal = value.find_first_not_of("0123456789.eE+-") == std::string::npos;
+        double v = decimal ? std::strtod(value.c_str(), &end) : 0;
+        if (value.empty() || !decimal || *end != '\0' || !(v > 0 && v <= 1)) {
           Fail("{}: expected a fraction in (0, 1], got '{}'", what, value);
         }
         d.args.memory_fraction = v;
@@ -253,6 +257,8 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       default: break;
     }
   }
+  // As `vllm serve` does: the positional model wins over --model.
+  if (d.model.empty()) d.model = model_flag;
   if (d.model.empty()) Fail("--vllm-args: no model (expected `vllm serve MODEL ...` or --model)");
   if (!ignored.empty()) {
     std::string list;
