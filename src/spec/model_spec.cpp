@@ -83,6 +83,7 @@ void CheckLimits(const ModelSpec& s) {
   top("v_head_dim", s.v_head_dim, ModelLimits::kMaxHeadDim);
   top("vocab_size", s.vocab_size, ModelLimits::kMaxWidth);
   top("intermediate_size", s.intermediate_size, ModelLimits::kMaxWidth);
+  top("params", s.params, ModelLimits::kMaxParams);
   if (s.groups.size() > ModelLimits::kMaxLayerGroups) {
     Fail("{}layer_groups: {} groups is over kvplan's limit of {} (see docs/reliability.md)",
          s.PosOf("layer_groups").Prefix(), s.groups.size(), ModelLimits::kMaxLayerGroups);

@@ -134,6 +134,7 @@ struct ModelLimits {
   static constexpr uint64_t kMaxHeadDim = 65536;          // any head or latent dim (largest: 576)
   static constexpr uint64_t kMaxWidth = 1ull << 24;       // hidden, intermediate, vocab (16.7M)
   static constexpr uint64_t kMaxExperts = 65536;          // largest published: 384
+  static constexpr uint64_t kMaxParams = 1'000'000'000'000'000;  // 10^15; largest published ~1T
 };
 
 /// Checks every cross-field rule (heads divide, groups add up, windows > 0...)
