@@ -10,6 +10,7 @@
 #include "plan/parallel.h"
 #include "spec/catalog.h"
 #include "spec/model_reader.h"
+#include "util/error.h"
 #include "util/units.h"
 
 using namespace kvplan;
@@ -591,4 +592,19 @@ TEST_CASE("every model x GPU x engine: invariants") {
       }
     }
   }
+}
+
+TEST_CASE("memory over 2^63 bytes is an overflow error, not a negative headroom") {
+  ModelSpec m = LoadModel("llama-3.1-8b");
+  HardwareSpec h = Gpu("h100-sxm");
+  h.memory_bytes = 10000000000000000000ull;
+  h.usable_memory_bytes = 0;
+  EngineConfig c;
+  c.engine = Engine::kTrtllm;
+  CHECK_THROWS_AS(ComputeCapacity(m, h, c), Error);
+  // Under 2^63 it is an exact (large) result.
+  h.memory_bytes = 1ull << 50;
+  CapacityResult r = ComputeCapacity(m, h, c);
+  CHECK_FALSE(r.HasError());
+  CHECK(r.usable_bytes == (1ull << 50) - r.weights_bytes - r.reserve.total_bytes);
 }

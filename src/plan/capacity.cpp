@@ -226,6 +226,19 @@ uint64_t VllmGroupBlocks(const KvCacheGroup& g, uint64_t n, uint64_t batched) {
   return CeilDiv(n, bs);
 }
 
+/// have - weights - reserve, signed (negative: they do not fit). Computed in
+/// 128 bits: casting each term to int64_t turned memory over 2^63 bytes into
+/// a negative number and reported "usable 0 B".
+int64_t Headroom(uint64_t have, uint64_t weights, uint64_t reserve) {
+  __extension__ typedef __int128 Int128;
+  const Int128 h = static_cast<Int128>(have) - weights - reserve;
+  if (h > INT64_MAX || h < INT64_MIN) {
+    Fail("overflow: KV headroom = {} - {} weights - {} reserve does not fit in 64 bits", have,
+         weights, reserve);
+  }
+  return static_cast<int64_t>(h);
+}
+
 void AddLint(CapacityResult& r, Severity s, std::string code, std::string message) {
   r.lints.push_back({s, std::move(code), std::move(message)});
 }
@@ -327,14 +340,12 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
     int64_t headroom = 0;
     uint64_t budget = 0;
     if (c.engine == Engine::kTrtllm) {
-      const int64_t free_after = static_cast<int64_t>(r.total_memory_bytes) -
-                                 static_cast<int64_t>(st.weights_bytes) - static_cast<int64_t>(reserve);
+      const int64_t free_after = Headroom(r.total_memory_bytes, st.weights_bytes, reserve);
       headroom = free_after > 0 ? static_cast<int64_t>(static_cast<double>(free_after) * c.memory_fraction)
                                 : free_after;
       trt_free.push_back(free_after > 0 ? static_cast<uint64_t>(free_after) : 0);
     } else {
-      headroom = static_cast<int64_t>(r.usable_bytes) - static_cast<int64_t>(st.weights_bytes) -
-                 static_cast<int64_t>(reserve);
+      headroom = Headroom(r.usable_bytes, st.weights_bytes, reserve);
     }
     budget = headroom > 0 ? static_cast<uint64_t>(headroom) : 0;
     if (c.engine == Engine::kTrtllm && c.max_gpu_total_bytes != 0) budget = std::min(budget, c.max_gpu_total_bytes);

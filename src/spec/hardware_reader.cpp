@@ -72,6 +72,10 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
   h.display_name = r.OptStr("display_name").value_or(h.name);
   h.vendor = r.OptStr("vendor").value_or("");
   h.memory_bytes = r.U64("memory_bytes");
+  if (h.memory_bytes > HardwareLimits::kMaxMemoryBytes) {
+    Fail("{}memory_bytes: {} is over kvplan's limit of {} (see docs/reliability.md)",
+         r.Pos("memory_bytes").Prefix(), h.memory_bytes, HardwareLimits::kMaxMemoryBytes);
+  }
   h.usable_memory_bytes = r.OptU64("usable_memory_bytes").value_or(0);
   if (h.usable_memory_bytes > h.memory_bytes) {
     Fail("{}usable_memory_bytes: {} is more than memory_bytes {}",

@@ -38,6 +38,13 @@ struct MeasuredProfile {
   std::vector<BandwidthPoint> weights_curve;
 };
 
+/// Upper bound the reader enforces (docs/reliability.md): far above any
+/// device, and low enough that memory minus weights stays a signed 64-bit
+/// number and memory x fraction an exact double-to-integer conversion.
+struct HardwareLimits {
+  static constexpr uint64_t kMaxMemoryBytes = 1ull << 50;  // 1 PiB; largest published: 288 GB
+};
+
 struct HardwareSpec {
   std::string name;          // catalog name, e.g. "h100-sxm"
   std::string display_name;  // "NVIDIA H100 SXM5 80GB"
