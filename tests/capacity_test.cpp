@@ -608,3 +608,24 @@ TEST_CASE("memory over 2^63 bytes is an overflow error, not a negative headroom"
   CHECK_FALSE(r.HasError());
   CHECK(r.usable_bytes == (1ull << 50) - r.weights_bytes - r.reserve.total_bytes);
 }
+
+TEST_CASE("llama.cpp: fewer cells than sequences, and n_ctx that overflows, are errors") {
+  ModelSpec m = LoadModel("llama-3.1-8b");
+  EngineConfig c;
+  c.engine = Engine::kLlamaCpp;
+  c.n_ctx = 256;
+  c.n_parallel = 512;
+  CapacityResult r = Run(m, "h100-sxm", c);
+  CHECK(r.config.max_model_len == 0);  // 256 / 512, not the model's 131,072
+  REQUIRE(r.HasError());
+  CHECK(r.lints.back().code == "n-ctx-seqs");
+  c.n_ctx = 512;
+  CHECK_FALSE(Run(m, "h100-sxm", c).HasError());  // one cell each is enough
+  c.n_ctx = 0;
+  c.max_model_len = 2;
+  c.n_parallel = (1ull << 63) + 1;
+  CHECK_THROWS_WITH_AS(Run(m, "h100-sxm", c),
+                       "overflow: n_ctx = max_model_len x n_parallel = 2 x 9223372036854775809 "
+                       "does not fit in 64 bits",
+                       Error);
+}

@@ -65,7 +65,9 @@ uint64_t LlamaCppSwaCells(const ModelSpec& m, const EngineConfig& c, uint64_t ce
     if (g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked) window = std::max(window, g.window);
   }
   if (window == 0 || c.swa_full) return cells;
-  return std::min(cells, RoundUp(window * c.n_parallel + c.n_ubatch, c.block_size));
+  const uint64_t want = CheckedAdd(CheckedMul(window, c.n_parallel, "llama.cpp SWA cells"),
+                                   c.n_ubatch, "llama.cpp SWA cells");
+  return std::min(cells, RoundUp(want, c.block_size, "llama.cpp SWA cells"));
 }
 
 /// vLLM's KV-cache layout for a model whose layers are of more than one kind.
@@ -512,8 +514,10 @@ uint64_t CapacityResult::BlocksForRequest(uint64_t tokens) const {
     uint64_t swa = 0;
     for (const GroupCost& g : kv.groups) {
       if (g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked) {
-        swa = std::min(RoundUp(tokens, c.block_size),
-                       RoundUp(g.cap_tokens * c.n_parallel + c.n_ubatch, c.block_size));
+        const uint64_t want = CheckedAdd(
+            CheckedMul(g.cap_tokens, c.n_parallel, "llama.cpp SWA cells"), c.n_ubatch,
+            "llama.cpp SWA cells");
+        swa = std::min(RoundUp(tokens, c.block_size), RoundUp(want, c.block_size));
       }
     }
     return CeilDiv(RequestBytes(kv, tokens, c, swa), block_bytes);

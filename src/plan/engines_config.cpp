@@ -78,12 +78,19 @@ EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu, co
       if (c.n_parallel == 0) c.n_parallel = 1;
       if (c.n_ubatch == 0) c.n_ubatch = 512;
       if (c.n_batch == 0) c.n_batch = 2048;
-      if (c.n_ctx == 0) c.n_ctx = c.max_model_len != 0 ? c.max_model_len * c.n_parallel : 4096;
+      if (c.n_ctx == 0) {
+        c.n_ctx = c.max_model_len != 0 ? CheckedMul(c.max_model_len, c.n_parallel,
+                                                    "n_ctx = max_model_len x n_parallel")
+                                       : 4096;
+      }
+      // Each sequence gets n_ctx / n_parallel cells. With more sequences than
+      // cells that is 0, which LintConfig refuses: it is not "unset", so it
+      // must not become the model's max_context below.
       c.max_model_len = c.n_ctx / c.n_parallel;
       c.max_num_seqs = c.n_parallel;
       c.max_num_batched_tokens = c.n_ubatch;
       c.memory_fraction = 1.0;
-      break;
+      return c;
   }
   if (c.max_model_len == 0) c.max_model_len = m.max_context;
   return c;
@@ -145,7 +152,13 @@ std::vector<Lint> LintConfig(const ModelSpec& m, const HardwareSpec& gpu, const 
             fmt::format("max_model_len {} is more than {}'s max_context {} (vLLM refuses this "
                         "without VLLM_ALLOW_LONG_MAX_MODEL_LEN)", c.max_model_len, m.name, m.max_context));
   }
-  if (c.max_model_len == 0) {
+  if (c.engine == Engine::kLlamaCpp && c.n_ctx < c.n_parallel) {
+    // llama.cpp itself stops with "n_ctx_seq == 0" (llama-context.cpp).
+    AddLint(lints, Severity::kError, "n-ctx-seqs",
+            fmt::format("n_ctx {} is smaller than the {} parallel sequences (-np): each sequence "
+                        "would get 0 cells; give -c at least {}",
+                        c.n_ctx, c.n_parallel, c.n_parallel));
+  } else if (c.max_model_len == 0) {
     AddLint(lints, Severity::kError, "max-model-len", "max_model_len must be at least 1 token");
   }
   return lints;
