@@ -62,6 +62,28 @@ TEST_CASE("capacity: SGLang, TensorRT-LLM and llama.cpp lines") {
                    "K (q8_0): 1088.00 MiB, V (q8_0): 1088.00 MiB") != std::string::npos);
 }
 
+TEST_CASE("capacity and tradeoff: llama.cpp on a sliding-window model, one longest context") {
+  // Gemma-3-27B, q8_0, 4 GiB, -np 4 -c 32K: 18,624 tokens per sequence whichever way it is
+  // asked; 7 sequences of 8,192 tokens (the arithmetic is in capacity_test.cpp).
+  auto r = RunKvplan(
+      "capacity gemma-3-27b --gpu h100-sxm --engine llama.cpp -c 32K --np 4 "
+      "--kv-cache-dtype q8_0 --kv-cache-memory-bytes 4GiB --concurrency 4 --format json");
+  REQUIRE(r.exit_code == 0);
+  for (const char* key :
+       {"\"largest_max_model_len\": 18624", "\"max_model_len_at_concurrency\": 18624",
+        "\"request_bytes\": 617218048"}) {
+    CAPTURE(key);
+    CHECK(r.out.find(key) != std::string::npos);
+  }
+  auto t = RunKvplan(
+      "tradeoff gemma-3-27b --gpu h100-sxm --engine llama.cpp --max-model-len 32K "
+      "--kv-cache-dtype q8_0 --kv-cache-memory-bytes 4GiB --contexts 8K --batches 4 "
+      "--format json");
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("\"max_batch\": 7") != std::string::npos);
+  CHECK(t.out.find("\"max_context_tokens\": 18624") != std::string::npos);
+}
+
 TEST_CASE("capacity: csv has one header and one row; a spec path works for --gpu") {
   auto r = RunKvplan("capacity qwen3-8b --gpu " + kvplan::test::SourcePath("hardware/l40s.yaml") +
                      " --format csv");

@@ -8,6 +8,7 @@
 
 #include "plan/capacity.h"
 #include "plan/parallel.h"
+#include "plan/tradeoff.h"
 #include "spec/catalog.h"
 #include "spec/model_reader.h"
 #include "util/error.h"
@@ -628,4 +629,88 @@ TEST_CASE("llama.cpp: fewer cells than sequences, and n_ctx that overflows, are 
                        "overflow: n_ctx = max_model_len x n_parallel = 2 x 9223372036854775809 "
                        "does not fit in 64 bits",
                        Error);
+}
+
+TEST_CASE("llama.cpp sliding windows: largest max_model_len, --concurrency and tradeoff agree") {
+  // Gemma-3-27B, q8_0, a 4 GiB budget. One token in one layer: 2 x 16 KV heads x 136 B
+  // (128 / 32 blocks x 34 B) = 4,352 B; 10 full layers 43,520 B per cell, 52 sliding layers
+  // (window 1024) 226,304 B per cell, 269,824 B in all. Budget 4,294,967,296 B.
+  ModelSpec m = LoadModel("gemma-3-27b");
+  EngineConfig c;
+  c.engine = Engine::kLlamaCpp;
+  c.kv_cache_dtype = "q8_0";
+  c.kv_cache_memory_bytes = 4 * kGiB;
+  c.n_ctx = 8192;
+  CapacityResult a = Run(m, "h100-sxm", c);
+  // -np 1: SWA cells min(8192, PAD(1024 + 512, 256)) = 1,536, i.e. 347,602,944 B. The full
+  // layers get PAD(L) x 43,520 <= 4,294,967,296 - 347,602,944 = 3,947,364,352, PAD(L) <= 90,702:
+  // L = 90,624 (354 x 256). Dividing 4 GiB by 269,824 B per token said 15,872.
+  CHECK(a.swa_cells == 1536);
+  CHECK(a.kv_used_bytes == 8192ull * 43520 + 1536ull * 226304);
+  CHECK(a.largest_max_model_len == 90624);
+  CHECK(MaxModelLenAtConcurrency(a, 1) == 90624);
+
+  // -np 4 -c 32K: SWA cells PAD(4 x 1024 + 512) = 4,608, i.e. 1,042,808,832 B; the full layers
+  // PAD(4L) x 43,520 <= 3,252,158,464, PAD(4L) <= 74,727: 4L = 74,496, L = 18,624 (>= the
+  // 8,192 per sequence this configuration runs).
+  c.n_ctx = 32768;
+  c.n_parallel = 4;
+  CapacityResult b = Run(m, "h100-sxm", c);
+  CHECK(b.fits);
+  CHECK(b.largest_max_model_len == 18624);
+  CHECK(MaxModelLenAtConcurrency(b, 4) == 18624);
+  CHECK(MaxModelLenAtConcurrency(b, 1) == 90624);  // -np 1 asks the first question again
+  // -np 2: SWA PAD(2,560) = 2,560 cells, 579,338,240 B; PAD(2L) <= 85,377: 2L = 85,248.
+  CHECK(MaxModelLenAtConcurrency(b, 2) == 42624);
+  // One sequence's share of the 4-sequence allocation, not all four windows each:
+  // (32,768 x 43,520 + 4,608 x 226,304) / 4 = 617,218,048 B = 8.9 blocks of 256 x 269,824 B.
+  CHECK(b.request_bytes == 617218048);
+  CHECK(b.blocks_per_request == 9);
+  CHECK(b.BlocksForRequest(8192) == 9);
+
+  // tradeoff asks the same question: C sequences of 8,192 tokens hold 8,192C full cells and
+  // 1,024C + 512 SWA cells: 588,251,136 C + 115,867,648 <= 4,294,967,296 B, so C = 7.
+  TradeoffInput in;
+  in.num_blocks = b.num_blocks;
+  in.block_size = b.block_size;
+  in.max_context = m.max_context;
+  in.blocks_for_request = [&b](uint64_t n) { return b.BlocksForRequest(n); };
+  in.fits = [&b](uint64_t n, uint64_t batch) { return b.FitsAtConcurrency(n, batch); };
+  CHECK(MaxBatchAtContext(in, 8192) == 7);
+  CHECK(MaxContextAtBatch(in, 4) == 18624);
+  CHECK(MaxContextAtBatch(in, 1) == 90624);
+
+  // --swa-full: every layer gets n_ctx cells; 32,768 x 269,824 B = 8.2 GiB does not fit.
+  // PAD(4L) x 269,824 <= 4 GiB: PAD(4L) <= 15,917, 4L = 15,872, L = 3,968.
+  c.swa_full = true;
+  CapacityResult f = Run(m, "h100-sxm", c);
+  CHECK(f.swa_cells == 32768);
+  CHECK(f.kv_used_bytes == 32768ull * 269824);
+  CHECK_FALSE(f.fits);
+  CHECK(f.largest_max_model_len == 3968);
+  CHECK(MaxModelLenAtConcurrency(f, 4) == 3968);
+  CHECK(MaxModelLenAtConcurrency(f, 1) == 15872);
+  REQUIRE(!f.lints.empty());
+  CHECK(f.lints.back().message.find("; -c 15872 fits") != std::string::npos);
+}
+
+TEST_CASE("llama.cpp: the largest max_model_len is the --concurrency answer at -np, every model") {
+  for (const ModelSpec& m : CatalogModels()) {
+    for (uint64_t np : {1, 3}) {
+      EngineConfig c;
+      c.engine = Engine::kLlamaCpp;
+      c.n_ctx = 8192;
+      c.n_parallel = np;
+      c.kv_cache_memory_bytes = 2 * kGiB;
+      CAPTURE(m.name);
+      CAPTURE(np);
+      CapacityResult r = Run(m, "b200", c);
+      if (r.HasError()) continue;
+      CHECK(r.largest_max_model_len == MaxModelLenAtConcurrency(r, np));
+      // The configuration fits exactly when its own context does.
+      if (r.max_model_len <= r.model_max_context) {
+        CHECK(r.fits == (r.largest_max_model_len >= r.max_model_len));
+      }
+    }
+  }
 }

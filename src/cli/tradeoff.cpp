@@ -85,6 +85,10 @@ void Run(const TradeoffOptions& o) {
   in.block_size = cap.block_size;
   in.max_context = cap.max_model_len;
   in.blocks_for_request = [&cap](uint64_t n) { return cap.BlocksForRequest(n); };
+  if (cap.config.engine == Engine::kLlamaCpp) {
+    // The same fit as capacity --concurrency: n_parallel sequences share the window cells.
+    in.fits = [&cap](uint64_t n, uint64_t b) { return cap.FitsAtConcurrency(n, b); };
+  }
   std::vector<uint64_t> contexts =
       o.contexts.empty() ? DefaultContexts(in) : ParseList(o.contexts, "--contexts");
   std::vector<uint64_t> batches =

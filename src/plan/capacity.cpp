@@ -24,8 +24,8 @@ ModelSpec StageModel(const ModelSpec& m, uint64_t first, uint64_t n) {
 }
 
 /// Tokens of an n-token request that a group holds, rounded the way the
-/// engine allocates them (blocks of `bs`; llama.cpp: cells).
-uint64_t HeldTokens(const GroupCost& g, uint64_t n, const EngineConfig& c, uint64_t cells_swa) {
+/// engine allocates them (blocks of `bs`).
+uint64_t HeldTokens(const GroupCost& g, uint64_t n, const EngineConfig& c) {
   const uint64_t bs = c.block_size;
   const uint64_t full = RoundUp(n, bs);
   if (g.per_token_bytes == 0) return 0;
@@ -41,7 +41,9 @@ uint64_t HeldTokens(const GroupCost& g, uint64_t n, const EngineConfig& c, uint6
       }
       return RoundUp(std::min(w + c.max_num_batched_tokens, n), bs);
     case Engine::kLlamaCpp:
-      return cells_swa;
+      // Not reached: llama.cpp's window cells belong to all sequences at
+      // once, so it is sized by SeqsAllocBytes, never per request.
+      return full;
     case Engine::kSglang:
     case Engine::kTrtllm:
       return std::min(full, RoundUp(w, bs));
@@ -49,25 +51,60 @@ uint64_t HeldTokens(const GroupCost& g, uint64_t n, const EngineConfig& c, uint6
   return full;
 }
 
-uint64_t RequestBytes(const KvCost& kv, uint64_t n, const EngineConfig& c, uint64_t cells_swa) {
+uint64_t PagedRequestBytes(const KvCost& kv, uint64_t n, const EngineConfig& c) {
   uint64_t total = kv.fixed_bytes;
   for (const GroupCost& g : kv.groups) {
-    total = CheckedAdd(total, CheckedMul(g.per_token_bytes, HeldTokens(g, n, c, cells_swa)),
-                       "bytes per request");
+    total =
+        CheckedAdd(total, CheckedMul(g.per_token_bytes, HeldTokens(g, n, c)), "bytes per request");
   }
   return total;
 }
 
-uint64_t LlamaCppSwaCells(const ModelSpec& m, const EngineConfig& c, uint64_t cells) {
-  // llama-kv-cache-iswa.cpp: min(n_ctx, PAD(n_swa * n_seq_max + n_ubatch, n_pad)).
-  uint64_t window = 0;
-  for (const LayerGroup& g : m.groups) {
-    if (g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked) window = std::max(window, g.window);
+bool Windowed(const GroupCost& g) {
+  return g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked;
+}
+
+/// llama.cpp's cells for `seqs` sequences in an n_ctx of `n_ctx`: every layer
+/// gets PAD(n_ctx) cells, except that sliding layers (llama-kv-cache-iswa.cpp)
+/// get min(that, PAD(n_swa * seqs + n_ubatch, n_pad)) unless --swa-full. The
+/// window cells grow with the sequences, not with the context: that is why
+/// the fit is not per-token bytes times cells.
+struct LlamaCppCells {
+  uint64_t full = 0;
+  uint64_t swa = 0;
+};
+
+LlamaCppCells CellsFor(const KvCost& kv, const EngineConfig& c, uint64_t n_ctx, uint64_t seqs) {
+  LlamaCppCells out;
+  out.full = RoundUp(n_ctx, c.block_size, "llama.cpp cells");
+  out.swa = out.full;
+  uint64_t window = 0;  // llama.cpp has one n_swa: the widest window
+  for (const GroupCost& g : kv.groups) {
+    if (Windowed(g)) window = std::max(window, g.cap_tokens);
   }
-  if (window == 0 || c.swa_full) return cells;
-  const uint64_t want = CheckedAdd(CheckedMul(window, c.n_parallel, "llama.cpp SWA cells"),
-                                   c.n_ubatch, "llama.cpp SWA cells");
-  return std::min(cells, RoundUp(want, c.block_size, "llama.cpp SWA cells"));
+  if (window == 0 || c.swa_full) return out;
+  const uint64_t want = CheckedAdd(CheckedMul(window, seqs, "llama.cpp SWA cells"), c.n_ubatch,
+                                   "llama.cpp SWA cells");
+  out.swa = std::min(out.full, RoundUp(want, c.block_size, "llama.cpp SWA cells"));
+  return out;
+}
+
+/// What llama.cpp allocates for those cells, plus each sequence's fixed
+/// (recurrent) state: what must fit in the budget.
+uint64_t AllocBytes(const KvCost& kv, const LlamaCppCells& cells, uint64_t seqs) {
+  uint64_t total = CheckedMul(kv.fixed_bytes, seqs, "llama.cpp KV bytes");
+  for (const GroupCost& g : kv.groups) {
+    const uint64_t n = Windowed(g) ? cells.swa : cells.full;
+    total = CheckedAdd(total, CheckedMul(g.per_token_bytes, n, "llama.cpp KV bytes"),
+                       "llama.cpp KV bytes");
+  }
+  return total;
+}
+
+/// llama.cpp with `seqs` sequences of `tokens` each (-np seqs -c tokens*seqs).
+uint64_t SeqsAllocBytes(const KvCost& kv, const EngineConfig& c, uint64_t tokens, uint64_t seqs) {
+  const uint64_t n_ctx = CheckedMul(tokens, seqs, "llama.cpp n_ctx");
+  return AllocBytes(kv, CellsFor(kv, c, n_ctx, seqs), seqs);
 }
 
 /// vLLM's KV-cache layout for a model whose layers are of more than one kind.
@@ -404,34 +441,34 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
     return r;
   }
 
-  uint64_t cells_swa = 0;
   if (c.engine == Engine::kLlamaCpp) {
     // llama.cpp allocates n_ctx cells (padded) whatever the budget.
-    r.cells = RoundUp(c.n_ctx, c.block_size);
-    cells_swa = LlamaCppSwaCells(m, c, r.cells);
+    const LlamaCppCells cells = CellsFor(t.kv, c, c.n_ctx, c.n_parallel);
+    r.cells = cells.full;
+    r.swa_cells = cells.swa;
     uint64_t k = 0, v = 0;
     for (size_t i = 0; i < t.kv.groups.size(); ++i) {
       const GroupCost& g = t.kv.groups[i];
       if (g.per_token_bytes == 0) continue;
-      const uint64_t cells = (g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked) ? cells_swa : r.cells;
+      const uint64_t n = Windowed(g) ? cells.swa : cells.full;
       const uint64_t kb = g.kind == LayerKind::kMla ? g.per_token_bytes
                                                     : CheckedMul(g.kv_heads * dtype.VectorBytes(g.head_dim), g.layers);
-      k = CheckedAdd(k, CheckedMul(kb, cells));
-      v = CheckedAdd(v, CheckedMul(g.per_token_bytes - kb, cells));
+      k = CheckedAdd(k, CheckedMul(kb, n));
+      v = CheckedAdd(v, CheckedMul(g.per_token_bytes - kb, n));
     }
     r.k_bytes = k;
     r.v_bytes = v;
-    r.kv_used_bytes = CheckedAdd(CheckedAdd(k, v), CheckedMul(t.kv.fixed_bytes, c.n_parallel));
+    r.kv_used_bytes = AllocBytes(t.kv, cells, c.n_parallel);
     r.max_tokens = r.cells;
-    r.request_bytes = RequestBytes(t.kv, c.max_model_len, c, cells_swa);
-    r.blocks_per_request = r.block_bytes ? CeilDiv(r.request_bytes, r.block_bytes) : 0;
+    r.request_bytes = r.RequestBytes(c.max_model_len);
+    r.blocks_per_request = r.BlocksForRequest(c.max_model_len);
     r.fits = r.kv_used_bytes <= r.kv_budget_bytes;
     r.max_requests = r.fits ? c.n_parallel : 0;
     r.max_concurrency = static_cast<double>(r.max_requests);
-    // The largest per-sequence context whose n_ctx * n_parallel cells fit.
-    const uint64_t per_cell = t.bytes_per_token;
-    uint64_t cells_fit = per_cell ? r.kv_budget_bytes / per_cell / c.block_size * c.block_size : 0;
-    r.largest_max_model_len = std::min<uint64_t>(cells_fit / c.n_parallel, m.max_context);
+    // The longest per-sequence context whose cells for all n_parallel
+    // sequences fit, window cells and state included: the same question
+    // --concurrency asks at n_parallel, so the two answers agree.
+    r.largest_max_model_len = MaxModelLenAtConcurrency(r, c.n_parallel);
     if (!r.fits) {
       AddLint(r, Severity::kWarning, "kv-fits",
               fmt::format("n_ctx {} needs {} of KV cache but only {} is left after weights and "
@@ -450,7 +487,7 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
           CheckedMul(r.num_blocks / r.kv_cache_groups.size(), min_block, "tokens in cache");
     }
     r.kv_used_bytes = CheckedMul(r.num_blocks, r.block_bytes, "KV bytes");
-    r.request_bytes = RequestBytes(t.kv, c.max_model_len, c, 0);
+    r.request_bytes = PagedRequestBytes(t.kv, c.max_model_len, c);
     r.blocks_per_request = !r.kv_cache_groups.empty() ? r.BlocksForRequest(c.max_model_len)
                            : r.block_bytes            ? CeilDiv(r.request_bytes, r.block_bytes)
                                                       : 0;
@@ -495,6 +532,17 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   return r;
 }
 
+uint64_t CapacityResult::RequestBytes(uint64_t tokens) const {
+  if (stages.empty()) return 0;
+  const KvCost& kv = stages[tightest_stage].kv;
+  if (config.engine != Engine::kLlamaCpp) return PagedRequestBytes(kv, tokens, config);
+  // A sequence's share of what -np n_parallel sequences of `tokens` allocate:
+  // the window cells are shared, so charging each request all of them would
+  // count them n_parallel times.
+  const uint64_t seqs = config.n_parallel;
+  return CeilDiv(SeqsAllocBytes(kv, config, tokens, seqs), seqs);
+}
+
 uint64_t CapacityResult::BlocksForRequest(uint64_t tokens) const {
   if (stages.empty() || block_bytes == 0) return 0;
   if (!kv_cache_groups.empty()) {
@@ -507,36 +555,34 @@ uint64_t CapacityResult::BlocksForRequest(uint64_t tokens) const {
     }
     return blocks;
   }
-  const KvCost& kv = stages[tightest_stage].kv;
-  EngineConfig c = config;
-  if (c.engine == Engine::kLlamaCpp) {
-    // Sliding layers hold their padded SWA cells; everything else `tokens`.
-    uint64_t swa = 0;
-    for (const GroupCost& g : kv.groups) {
-      if (g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked) {
-        const uint64_t want = CheckedAdd(
-            CheckedMul(g.cap_tokens, c.n_parallel, "llama.cpp SWA cells"), c.n_ubatch,
-            "llama.cpp SWA cells");
-        swa = std::min(RoundUp(tokens, c.block_size), RoundUp(want, c.block_size));
-      }
+  return CeilDiv(RequestBytes(tokens), block_bytes);
+}
+
+bool CapacityResult::FitsAtConcurrency(uint64_t tokens, uint64_t concurrency) const {
+  if (stages.empty()) return false;
+  try {
+    if (config.engine == Engine::kLlamaCpp) {
+      // Run as -np concurrency -c tokens*concurrency: the budget (weights and
+      // compute buffer already out) must hold everything that allocates.
+      return SeqsAllocBytes(stages[tightest_stage].kv, config, tokens, concurrency) <=
+             kv_budget_bytes;
     }
-    return CeilDiv(RequestBytes(kv, tokens, c, swa), block_bytes);
+    if (num_blocks == 0) return false;
+    return CheckedMul(BlocksForRequest(tokens), concurrency) <= num_blocks;
+  } catch (const Error&) {
+    return false;  // overflowed: certainly more than the cache
   }
-  return CeilDiv(RequestBytes(kv, tokens, c, 0), block_bytes);
 }
 
 uint64_t MaxModelLenAtConcurrency(const CapacityResult& r, uint64_t concurrency) {
-  if (concurrency == 0 || r.num_blocks == 0) return 0;
+  if (concurrency == 0) return 0;
   uint64_t lo = 0, hi = r.model_max_context;
   while (lo < hi) {
     uint64_t mid = hi - (hi - lo) / 2;
-    uint64_t need = 0;
-    try {
-      need = CheckedMul(r.BlocksForRequest(mid), concurrency);
-    } catch (const Error&) {
-      need = UINT64_MAX;  // overflowed: certainly more than the cache
-    }
-    if (need <= r.num_blocks) lo = mid; else hi = mid - 1;
+    if (r.FitsAtConcurrency(mid, concurrency))
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   return lo;
 }

@@ -165,7 +165,8 @@ struct CapacityResult {
   double max_concurrency = 0;        // num_blocks / blocks_per_request (vLLM's "X.XXx")
   uint64_t max_requests = 0;         // whole requests: floor(max_concurrency)
   bool fits = false;                 // at least one max_model_len request fits
-  uint64_t largest_max_model_len = 0;  // longest single request the cache holds (vLLM's estimate)
+  uint64_t largest_max_model_len = 0;  // longest single request the cache holds (vLLM's
+                                       // estimate); llama.cpp: per sequence at n_parallel
   uint64_t model_max_context = 0;      // the model's max_context: searches stop there
 
   // vLLM with a hybrid model: its KV-cache groups (whole model; a stage holds
@@ -188,17 +189,27 @@ struct CapacityResult {
   // SGLang: K and V pool bytes per GPU; llama.cpp: K and V buffers.
   uint64_t k_bytes = 0;
   uint64_t v_bytes = 0;
-  uint64_t cells = 0;  // llama.cpp: n_ctx cells allocated (padded)
+  uint64_t cells = 0;      // llama.cpp: n_ctx cells allocated (padded)
+  uint64_t swa_cells = 0;  // llama.cpp: sliding layers' cells (= cells with --swa-full)
 
   std::vector<Lint> lints;            // warnings and errors, in order found
   std::vector<std::string> engine_log;  // the engine's own startup lines, predicted
 
   /// True when some lint is an error.
   bool HasError() const;
-  /// Blocks (of block_size tokens, on the tightest stage) that one request of
-  /// `tokens` tokens holds, window caps and the engine's sliding-window extra
-  /// block included.
+  /// Bytes (on the tightest stage) that one request of `tokens` tokens holds,
+  /// window caps and the engine's sliding-window extra block included.
+  /// llama.cpp: one sequence's share of what n_parallel sequences of `tokens`
+  /// allocate, since its window cells are shared by all of them.
+  uint64_t RequestBytes(uint64_t tokens) const;
+  /// cdiv(RequestBytes(tokens), block_bytes).
   uint64_t BlocksForRequest(uint64_t tokens) const;
+  /// Whether `concurrency` requests of `tokens` tokens fit at once: whole
+  /// blocks (concurrency x BlocksForRequest <= num_blocks), or for llama.cpp
+  /// whether -np concurrency -c tokens*concurrency allocates within the
+  /// budget (window cells grow with the sequences, not per request). False
+  /// when the arithmetic would overflow.
+  bool FitsAtConcurrency(uint64_t tokens, uint64_t concurrency) const;
 };
 
 /// Fills every zero/default field of `config` with the engine's default for
@@ -232,8 +243,8 @@ CapacityResult ComputeCapacity(const ModelSpec& model, const HardwareSpec& gpu,
                                const EngineConfig& config);
 
 /// The longest max_model_len (at most the model's max_context) at which
-/// `concurrency` requests fit at once (0 when not even one token each fits).
-/// Uses ComputeCapacity's blocks.
+/// `concurrency` requests fit at once (0 when not even one token each fits):
+/// a binary search over CapacityResult::FitsAtConcurrency.
 uint64_t MaxModelLenAtConcurrency(const CapacityResult& capacity, uint64_t concurrency);
 
 }  // namespace kvplan

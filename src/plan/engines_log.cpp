@@ -100,16 +100,11 @@ std::vector<std::string> LlamaCpp(const ModelSpec& m, const CapacityResult& r, c
   const uint64_t np = r.config.n_parallel;
   struct Part { uint64_t cells = 0, layers = 0, k = 0, v = 0; };
   Part full, swa;
-  uint64_t swa_cells = r.cells;
   for (const GroupCost& g : t.kv.groups) {
     if (g.per_token_bytes == 0) continue;
     const bool windowed = g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked;
-    if (windowed && !r.config.swa_full) {
-      const uint64_t pad = r.config.block_size;
-      swa_cells = std::min(r.cells, (g.cap_tokens * np + r.config.n_ubatch + pad - 1) / pad * pad);
-    }
     Part& p = windowed ? swa : full;
-    p.cells = windowed ? swa_cells : r.cells;
+    p.cells = windowed ? r.swa_cells : r.cells;
     p.layers += g.layers;
     const uint64_t kb = g.kind == LayerKind::kMla ? g.per_token_bytes : g.kv_heads * dtype.VectorBytes(g.head_dim) * g.layers;
     p.k += kb * p.cells;

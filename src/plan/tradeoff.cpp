@@ -9,6 +9,11 @@ namespace kvplan {
 
 namespace {
 __extension__ typedef unsigned __int128 Uint128;  // batch x blocks can exceed 64 bits
+
+bool Fits(const TradeoffInput& in, uint64_t n, uint64_t batch) {
+  if (in.fits) return in.fits(n, batch);
+  return static_cast<Uint128>(in.blocks_for_request(n)) * batch <= in.num_blocks;
+}
 }  // namespace
 
 TradeoffInput PagedTradeoffInput(const KvCost& cost, uint64_t kv_budget_bytes, uint64_t block_size,
@@ -26,14 +31,28 @@ TradeoffInput PagedTradeoffInput(const KvCost& cost, uint64_t kv_budget_bytes, u
 }
 
 uint64_t MaxBatchAtContext(const TradeoffInput& in, uint64_t context) {
-  uint64_t blocks = in.blocks_for_request(context);
-  return blocks == 0 ? UINT64_MAX : in.num_blocks / blocks;
+  if (!in.fits) {
+    uint64_t blocks = in.blocks_for_request(context);
+    return blocks == 0 ? UINT64_MAX : in.num_blocks / blocks;
+  }
+  // No per-request blocks to divide by: double until a batch does not fit,
+  // then bisect (lo fits, hi does not).
+  if (!in.fits(context, 1)) return 0;
+  uint64_t lo = 1, hi = 2;
+  while (in.fits(context, hi)) {
+    if (hi > (UINT64_MAX >> 1)) return UINT64_MAX;  // nothing grows with the batch
+    lo = hi;
+    hi <<= 1;
+  }
+  while (hi - lo > 1) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    (in.fits(context, mid) ? lo : hi) = mid;
+  }
+  return lo;
 }
 
 uint64_t MaxContextAtBatch(const TradeoffInput& in, uint64_t batch) {
-  auto fits = [&](uint64_t n) {
-    return static_cast<Uint128>(in.blocks_for_request(n)) * batch <= in.num_blocks;
-  };
+  auto fits = [&](uint64_t n) { return Fits(in, n, batch); };
   if (fits(in.max_context)) return in.max_context;
   if (!fits(1)) return 0;
   // The largest n with fits(n): lo fits, hi does not.

@@ -19,6 +19,11 @@ struct TradeoffInput {
   uint64_t max_context = 0;  // longest context considered (max_model_len or the model's limit)
   /// Blocks one request of n tokens holds; non-decreasing in n.
   std::function<uint64_t(uint64_t)> blocks_for_request;
+  /// When set, whether `batch` requests of n tokens fit, in place of
+  /// batch * blocks_for_request(n) <= num_blocks: llama.cpp's window cells
+  /// are shared by all sequences, so its cost is not a per-request multiple.
+  /// Must be monotone (a longer context or a larger batch never fits better).
+  std::function<bool(uint64_t n, uint64_t batch)> fits;
 };
 
 /// A trade-off over `cost` paged as plan/paging.h pages it: num_blocks =
