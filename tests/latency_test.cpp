@@ -114,8 +114,12 @@ TEST_CASE("tensor parallel divides weights, KV and FLOPs per rank") {
 
 TEST_CASE("MoE: active parameters for compute, touched experts for memory") {
   ModelCost c = Cost("mixtral-8x7b");
-  // Mistral AI: 46.7B parameters, 12.9B active per token.
+  // Mistral AI: 46.7B parameters, 12.9B active per token; that count has
+  // the 32,000 x 4,096 input embedding in it, a lookup kvplan leaves out of
+  // the FLOPs (docs/latency.md): 12.9B - 0.13B.
   CHECK(c.active_params == doctest::Approx(12.9e9).epsilon(0.02));
+  CHECK(c.active_params == doctest::Approx(12'748'853'248.0));
+  CHECK(c.active_params + 32000.0 * 4096 == doctest::Approx(12.9e9).epsilon(0.002));
   HardwareSpec a100 = LoadHardware("a100-80gb");
   StepEstimate b1 = EstimateDecodeStep(c, a100, 1024, 1);
   CHECK(b1.weight_bytes == c.dense_weight_bytes + c.expert_weight_bytes / 4);
@@ -421,4 +425,142 @@ TEST_CASE("latency CLI: a grouped profile names its groups and the model's, and 
   // MHA (Llama-2-7B: 32 query and 32 KV heads) reads the group-1 curve.
   CliResult mha = RunKvplan("latency llama-2-7b --profile " + profile + " -c 2K");
   CHECK(mha.out.find("attention read at group 1;") != std::string::npos);
+}
+
+TEST_CASE("attention runs at the bf16 peak whatever the weight format; the weights at theirs") {
+  const ModelSpec m = LoadModel("llama-3.1-8b");
+  const CacheDtype& kv = FindCacheDtype("bf16");
+  const HardwareSpec h100 = LoadHardware("h100-sxm");
+  const ModelCost bf16 = ComputeModelCost(m, kv, FindWeightFormat("bf16"), 1);
+  const ModelCost fp8 = ComputeModelCost(m, kv, FindWeightFormat("fp8"), 1);
+  CHECK(fp8.compute_dtype == "fp8");
+  CHECK(fp8.attention_dtype == "bf16");
+  const StepEstimate a = EstimatePrefill(bf16, h100, 32768), b = EstimatePrefill(fp8, h100, 32768);
+  // 2 x 32 heads x (128 + 128) x 32 layers per pair, 32,768 x 32,769 / 2
+  // pairs: 281 TFLOP, at 989.4 x 0.6 TFLOP/s = 474 ms with either format.
+  const double flops = 2.0 * 32 * 256 * 32 * (32768.0 * 32769 / 2);
+  CHECK(b.attention.flops == doctest::Approx(flops));
+  CHECK(b.attention_peak_flops == 989.4e12);
+  CHECK(b.attention.compute_s == doctest::Approx(flops / (989.4e12 * 0.6)));
+  CHECK(b.attention.compute_s == doctest::Approx(0.4742).epsilon(0.001));
+  CHECK(b.attention.compute_s == doctest::Approx(a.attention.compute_s));
+  // The weight GEMMs do run at the fp8 peak: half the bf16 time.
+  CHECK(b.peak_flops == 1978.9e12);
+  CHECK(b.weights.compute_s == doctest::Approx(a.weights.compute_s * 989.4 / 1978.9));
+  // Decode attention too.
+  CHECK(EstimateDecodeStep(fp8, h100, 8192, 64).attention.compute_s ==
+        doctest::Approx(EstimateDecodeStep(bf16, h100, 8192, 64).attention.compute_s));
+
+  CliResult r = RunKvplan("latency llama-3.1-8b --gpu h100-sxm --weight-dtype fp8 -c 32K");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("compute:   weight matmuls at the fp8 dense peak 1979 TFLOP/s x 0.60\n"
+                   "           attention at the bf16 dense peak 989.4 TFLOP/s x 0.60 (16-bit "
+                   "activations)\n") != std::string::npos);
+  CHECK(r.out.find("281 TFLOP at 593.6 TFLOP/s = 474 ms") != std::string::npos);
+  CliResult j =
+      RunKvplan("latency llama-3.1-8b --gpu h100-sxm --weight-dtype fp8 -c 32K --format json");
+  CHECK(j.out.find("\"compute_dtype\": \"fp8\"") != std::string::npos);
+  CHECK(j.out.find("\"attention_compute_dtype\": \"bf16\"") != std::string::npos);
+  CHECK(j.out.find("\"attention_peak_flops\": 989400000000000") != std::string::npos);
+}
+
+TEST_CASE("a weight format the GPU has no peak for runs at, and is labelled, the bf16 peak") {
+  const HardwareSpec h100 = LoadHardware("h100-sxm"), a100 = LoadHardware("a100-80gb");
+  const HardwareSpec b200 = LoadHardware("b200");
+  CHECK(PeakDtypeFor(h100, "fp4") == "bf16");
+  CHECK(PeakDtypeFor(a100, "fp8") == "bf16");
+  CHECK(PeakDtypeFor(b200, "fp4") == "fp4");
+  CHECK(PeakDtypeFor(h100, "fp8") == "fp8");
+  // NVIDIA's HGX B200 table: FP4 18 PFLOPS with sparsity, 9 dense.
+  CHECK(b200.PeakFlops("fp4") == 9000e12);
+  CHECK(PeakFlopsFor(b200, "fp4") == 9000e12);
+  HardwareSpec none = a100;
+  none.flops.clear();
+  CHECK(PeakDtypeFor(none, "fp8").empty());
+  CHECK(PeakFlopsFor(none, "fp8") == 0);
+
+  CliResult b = RunKvplan("latency llama-3.1-70b --gpu b200 --weight-dtype nvfp4 -c 8K");
+  REQUIRE(b.exit_code == 0);
+  CHECK(b.out.find("compute:   weight matmuls at the fp4 dense peak 9000 TFLOP/s x 0.60\n") !=
+        std::string::npos);
+  CliResult h = RunKvplan("latency llama-3.1-70b --gpu h100-sxm -tp 2 --weight-dtype nvfp4 -c 8K");
+  REQUIRE(h.exit_code == 0);
+  CHECK(h.out.find("weight matmuls at the bf16 dense peak 989.4 TFLOP/s x 0.60 (no fp4 figure for "
+                   "h100-sxm)\n") != std::string::npos);
+  CliResult a = RunKvplan("latency llama-3.1-8b --gpu a100-80gb --weight-dtype fp8 -c 8K");
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.out.find("weight matmuls at the bf16 dense peak 312 TFLOP/s x 0.60 (no fp8 figure for "
+                   "a100-80gb)\n") != std::string::npos);
+  CHECK(a.out.find("fp8 dense peak") == std::string::npos);
+  CliResult aj = RunKvplan("latency llama-3.1-8b --gpu a100-80gb --weight-dtype fp8 --format json");
+  CHECK(aj.out.find("\"compute_dtype\": \"bf16\"") != std::string::npos);
+  CHECK(aj.out.find("\"weights_format_compute_dtype\": \"fp8\"") != std::string::npos);
+  // bf16 weights: one peak for both phases, one line.
+  CliResult one = RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c 4K");
+  CHECK(one.out.find("compute:   bf16 dense peak 989.4 TFLOP/s x 0.60\n\n") != std::string::npos);
+}
+
+// The number of times `what` occurs in `text`.
+static size_t Occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_CASE("the batch table marks batches whose weights + KV exceed the GPU") {
+  // 16.06 GB of weights + 1.07 GB of KV per 8K sequence against the H100's
+  // 85.52 GB: batch 64 fits (84.8 GB), 128 does not (153.5 GB).
+  CliResult r = RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c 8K -b 16");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find(" 64 ") != std::string::npos);
+  CHECK(r.out.find("64*") == std::string::npos);
+  CHECK(r.out.find("128*") != std::string::npos);
+  CHECK(r.out.find("256*") != std::string::npos);
+  CHECK(r.out.find("* weights + KV exceed the 79.65 GiB of h100-sxm per rank: that batch cannot "
+                   "be resident (times shown as if it were)\n") != std::string::npos);
+  CliResult j = RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c 8K -b 16 --format json");
+  REQUIRE(j.exit_code == 0);
+  CHECK(Occurrences(j.out, "\"fits\": false") == 2);     // rows 128 and 256
+  CHECK(Occurrences(j.out, "\"fits\": true") == 1 + 7);  // batch 16; rows 1 to 64
+  CHECK(j.out.find("\"weights_fit\": true") != std::string::npos);
+  CHECK(j.out.find("\"memory_bytes\": 85520809984") != std::string::npos);
+  // A batch that fits has no marker and no legend.
+  CliResult fits = RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c 8K --max-batch 32");
+  CHECK(fits.out.find("*") == std::string::npos);
+  // The model alone does not fit: Mixtral-8x7B's bf16 weights on an 80 GB A100.
+  CliResult mx = RunKvplan("latency mixtral-8x7b --gpu a100-80gb -c 8K --prompt 2K --format json");
+  REQUIRE(mx.exit_code == 0);
+  CHECK(mx.out.find("\"weights_fit\": false") != std::string::npos);
+  CHECK(mx.out.find("\"fits\": false") != std::string::npos);
+  CHECK(mx.out.find("\"fits\": true") == std::string::npos);
+  CliResult mt = RunKvplan("latency mixtral-8x7b --gpu a100-80gb -c 8K --prompt 2K");
+  CHECK(mt.out.find("note: the weights alone need ") != std::string::npos);
+  CHECK(mt.out.find("the model does not load at tensor parallel 1 (kvplan capacity)") !=
+        std::string::npos);
+}
+
+TEST_CASE("latency csv: plain numbers, the unit in the header") {
+  CliResult r = RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c 8K -b 16 --format csv");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.rfind("batch,fits,resident_bytes,weight_bytes,kv_bytes,memory_ms,compute_ms,tpot_ms,"
+                    "tokens_per_s_per_sequence,tokens_per_s_aggregate,bound\n",
+                    0) == 0);
+  // Batch 1: 15,009,849,344 B of weights and 8,192 x 131,072 B of KV read;
+  // 16,060,522,496 B of weights resident (the embedding table too) + the KV.
+  CHECK(r.out.find("\n1,true,17134264320,15009849344,1073741824,") != std::string::npos);
+  CHECK(r.out.find("\n256,false,") != std::string::npos);
+  CHECK(r.out.find(" GB") == std::string::npos);
+  CHECK(r.out.find(" ms") == std::string::npos);
+}
+
+TEST_CASE("a CPU profile's bandwidth prints with the digits to check it by hand") {
+  const std::string profile = SourcePath("tests/data/profile-groups.yaml");
+  CliResult r = RunKvplan("latency llama-3.1-8b --profile " + profile + " -c 8K");
+  REQUIRE(r.exit_code == 0);
+  // The weights curve at one layer's 469 MB (between its 9 and 14 GB/s
+  // points) and the group-4 curve at one layer's 33.5 MB of KV: 15.01 GB /
+  // 13.4 GB/s = 1,120 ms and 1.07 GB / 6.5 GB/s = 165 ms check by hand,
+  // where "13 GB/s" and "7 GB/s" would not.
+  CHECK(r.out.find("15.01 GB at 13.4 GB/s = 1,120 ms") != std::string::npos);
+  CHECK(r.out.find("1.07 GB at 6.5 GB/s = 165 ms") != std::string::npos);
 }

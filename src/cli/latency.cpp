@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -75,6 +76,39 @@ std::string BandwidthSource(const HardwareSpec& hw, uint64_t group) {
                      hw.memory_bandwidth_gbps, kDatasheetBandwidthEfficiency);
 }
 
+// "fp8 dense peak 1,979 TFLOP/s x 0.60", saying which dtype's peak is really
+// used: a format the GPU lists no figure for (fp4 on an H100, fp8 on an
+// A100) runs dequantized at the bf16 peak, and the label must not claim fp4.
+std::string PeakLabel(const HardwareSpec& hw, const std::string& wanted, double peak) {
+  const std::string used = PeakDtypeFor(hw, wanted);
+  if (used.empty()) {
+    return fmt::format("no {} or bf16 peak listed for {}: compute time not modelled (0)", wanted,
+                       hw.name);
+  }
+  return fmt::format("{} dense peak {:.4g} TFLOP/s x {:.2f}{}", used, peak / 1e12,
+                     kComputeEfficiency,
+                     used == wanted ? "" : fmt::format(" (no {} figure for {})", wanted, hw.name));
+}
+
+// Weights + KV on one rank at `batch` sequences: what must be resident for
+// the step to run at all (activations and the engine's reserve come on top,
+// so fitting here is necessary, not sufficient; kvplan capacity has the rest).
+uint64_t ResidentBytes(const Setup& s, uint64_t batch) {
+  return CheckedAdd(CheckedAdd(s.cost.dense_weight_bytes, s.cost.expert_weight_bytes),
+                    CheckedAdd(s.cost.lookup_weight_bytes, s.cost.kv.TotalBytes(s.context, batch)));
+}
+
+uint64_t WeightBytes(const Setup& s) {
+  return CheckedAdd(CheckedAdd(s.cost.dense_weight_bytes, s.cost.expert_weight_bytes),
+                    s.cost.lookup_weight_bytes);
+}
+
+// False when weights + KV at `batch` exceed the GPU's memory (true when the
+// spec gives no memory size: nothing to test against).
+bool Fits(const Setup& s, uint64_t batch) {
+  return s.hw.TotalMemoryBytes() == 0 || ResidentBytes(s, batch) <= s.hw.TotalMemoryBytes();
+}
+
 std::vector<uint64_t> TableBatches(const Setup& s, uint64_t limit) {
   std::vector<uint64_t> out;
   const uint64_t turn = ComputeBoundBatch(s.cost, s.hw, s.context, 1 << 16);
@@ -94,6 +128,7 @@ Json StepJson(const StepEstimate& e) {
   j.Set("flops", e.flops);
   j.Set("bandwidth_gbps", e.bandwidth_gbps);
   j.Set("peak_flops", e.peak_flops);
+  j.Set("attention_peak_flops", e.attention_peak_flops);
   j.Set("memory_ms", e.memory_s * 1e3);
   j.Set("compute_ms", e.compute_s * 1e3);
   j.Set("bound", BoundName(e.bound));
@@ -112,13 +147,20 @@ Json StepJson(const StepEstimate& e) {
   return j;
 }
 
+// A bandwidth with the digits to check a line by hand: "2,512 GB/s" but
+// "6.2 GB/s" (a CPU profile), not "6 GB/s".
+std::string Gbps(double gbps) {
+  return gbps >= 100 ? WithCommas(static_cast<uint64_t>(std::llround(gbps)))
+                     : fmt::format("{:.3g}", gbps);
+}
+
 // "weights    15.01 GB at 2,512 GB/s = 5.98 ms | 32.1 TFLOP ... = ... ms -> ..."
 std::string PhaseLine(const char* name, const PhaseEstimate& p, double peak) {
-  return fmt::format("      {:<10} {} at {:.0f} GB/s = {} ms | {:.3g} TFLOP at {:.4g} TFLOP/s = {} ms"
-                     "  -> {} ms ({})\n",
-                     name, FormatGB(p.bytes), p.bandwidth_gbps, Ms(p.memory_s), p.flops / 1e12,
-                     peak * kComputeEfficiency / 1e12, Ms(p.compute_s), Ms(p.seconds),
-                     BoundName(p.bound));
+  return fmt::format(
+      "      {:<10} {} at {} GB/s = {} ms | {:.3g} TFLOP at {:.4g} TFLOP/s = {} ms"
+      "  -> {} ms ({})\n",
+      name, FormatGB(p.bytes), Gbps(p.bandwidth_gbps), Ms(p.memory_s), p.flops / 1e12,
+      peak * kComputeEfficiency / 1e12, Ms(p.compute_s), Ms(p.seconds), BoundName(p.bound));
 }
 
 Json ToJson(const Setup& s, const StepEstimate& decode, const StepEstimate& prefill,
@@ -142,7 +184,15 @@ Json ToJson(const Setup& s, const StepEstimate& decode, const StepEstimate& pref
   j.Set("bandwidth_gbps", decode.bandwidth_gbps);
   j.Set("bandwidth_efficiency", HasMeasuredCurve(s.hw) ? 1.0 : kDatasheetBandwidthEfficiency);
   j.Set("compute_efficiency", kComputeEfficiency);
-  j.Set("compute_dtype", s.cost.compute_dtype);
+  // The dtypes whose peaks are really used ("" when the spec lists none).
+  j.Set("compute_dtype", PeakDtypeFor(s.hw, s.cost.compute_dtype));
+  j.Set("attention_compute_dtype", PeakDtypeFor(s.hw, s.cost.attention_dtype));
+  j.Set("weights_format_compute_dtype", s.cost.compute_dtype);
+  j.Set("memory_bytes", s.hw.TotalMemoryBytes());
+  j.Set("weight_bytes_resident", WeightBytes(s));
+  j.Set("resident_bytes", ResidentBytes(s, s.batch));
+  j.Set("weights_fit", s.hw.TotalMemoryBytes() == 0 || WeightBytes(s) <= s.hw.TotalMemoryBytes());
+  j.Set("fits", Fits(s, s.batch));
   const uint64_t turn = ComputeBoundBatch(s.cost, s.hw, s.context, 1 << 16);
   j.Set("compute_bound_batch", turn == 0 ? Json(nullptr) : Json(turn));
   j.Set("decode", StepJson(decode));
@@ -152,6 +202,8 @@ Json ToJson(const Setup& s, const StepEstimate& decode, const StepEstimate& pref
     StepEstimate e = EstimateDecodeStep(s.cost, s.hw, s.context, b);
     Json r = StepJson(e);
     r.Set("batch", b);
+    r.Set("resident_bytes", ResidentBytes(s, b));
+    r.Set("fits", Fits(s, b));
     r.Set("tpot_ms", e.seconds * 1e3);
     r.Set("tokens_per_s_per_sequence", 1.0 / e.seconds);
     r.Set("tokens_per_s_aggregate", static_cast<double>(b) / e.seconds);
@@ -166,11 +218,26 @@ Table BatchTable(const Setup& s, const std::vector<uint64_t>& batches) {
            "tok/s total", "bound"});
   for (uint64_t b : batches) {
     StepEstimate e = EstimateDecodeStep(s.cost, s.hw, s.context, b);
-    t.AddRow({std::to_string(b), FormatGB(e.weight_bytes), FormatGB(e.kv_bytes), Ms(e.memory_s),
-              Ms(e.compute_s), Ms(e.seconds), Rate(1.0 / e.seconds),
-              Rate(static_cast<double>(b) / e.seconds), BoundName(e.bound)});
+    t.AddRow({std::to_string(b) + (Fits(s, b) ? "" : "*"), FormatGB(e.weight_bytes),
+              FormatGB(e.kv_bytes), Ms(e.memory_s), Ms(e.compute_s), Ms(e.seconds),
+              Rate(1.0 / e.seconds), Rate(static_cast<double>(b) / e.seconds), BoundName(e.bound)});
   }
   return t;
+}
+
+// The batch table for machines: plain numbers, the unit in each header.
+std::string BatchCsv(const Setup& s, const std::vector<uint64_t>& batches) {
+  Table t({"batch", "fits", "resident_bytes", "weight_bytes", "kv_bytes", "memory_ms", "compute_ms",
+           "tpot_ms", "tokens_per_s_per_sequence", "tokens_per_s_aggregate", "bound"});
+  for (uint64_t b : batches) {
+    StepEstimate e = EstimateDecodeStep(s.cost, s.hw, s.context, b);
+    t.AddRow({std::to_string(b), Fits(s, b) ? "true" : "false", std::to_string(ResidentBytes(s, b)),
+              std::to_string(e.weight_bytes), std::to_string(e.kv_bytes),
+              fmt::format("{:.6g}", e.memory_s * 1e3), fmt::format("{:.6g}", e.compute_s * 1e3),
+              fmt::format("{:.6g}", e.seconds * 1e3), fmt::format("{:.6g}", 1.0 / e.seconds),
+              fmt::format("{:.6g}", static_cast<double>(b) / e.seconds), BoundName(e.bound)});
+  }
+  return t.Csv();
 }
 
 std::string ToText(const Setup& s, const StepEstimate& decode, const StepEstimate& prefill,
@@ -179,30 +246,44 @@ std::string ToText(const Setup& s, const StepEstimate& decode, const StepEstimat
   out += fmt::format("{} on {} · weights {} · KV cache {} · tensor parallel {}\n", s.model.name,
                      s.hw.display_name, s.cost.weight_dtype, s.kv_dtype, s.cost.tp);
   out += fmt::format("bandwidth: {}\n", BandwidthSource(s.hw, s.cost.attention_group));
-  out += fmt::format("compute:   {} dense peak {:.4g} TFLOP/s x {:.2f}{}\n\n", s.cost.compute_dtype,
-                     decode.peak_flops / 1e12, kComputeEfficiency,
-                     decode.peak_flops == 0 ? " (unknown: compute time not modelled)" : "");
+  if (s.cost.compute_dtype == s.cost.attention_dtype) {
+    out +=
+        fmt::format("compute:   {}\n\n", PeakLabel(s.hw, s.cost.compute_dtype, decode.peak_flops));
+  } else {
+    out += fmt::format("compute:   weight matmuls at the {}\n",
+                       PeakLabel(s.hw, s.cost.compute_dtype, decode.peak_flops));
+    out += fmt::format("           attention at the {} (16-bit activations)\n\n",
+                       PeakLabel(s.hw, s.cost.attention_dtype, decode.attention_peak_flops));
+  }
   out += fmt::format("TTFT  {} ms   prompt {} tokens, {}-bound; each phase is the larger of its "
                      "memory and compute time:\n",
                      Ms(prefill.seconds), WithCommas(s.prompt), BoundName(prefill.bound));
   out += PhaseLine("weights", prefill.weights, prefill.peak_flops);
-  out += PhaseLine("attention", prefill.attention, prefill.peak_flops);
+  out += PhaseLine("attention", prefill.attention, prefill.attention_peak_flops);
   out += fmt::format("TPOT  {} ms   batch {}, context {} tokens, {}-bound, per rank:\n",
                      Ms(decode.seconds), s.batch, WithCommas(s.context), BoundName(decode.bound));
   out += PhaseLine("weights", decode.weights, decode.peak_flops);
-  out += PhaseLine("attention", decode.attention, decode.peak_flops);
+  out += PhaseLine("attention", decode.attention, decode.attention_peak_flops);
   out += fmt::format("      {} tokens/s per sequence, {} tokens/s in aggregate\n",
                      Rate(1.0 / decode.seconds), Rate(static_cast<double>(s.batch) / decode.seconds));
-  const uint64_t resident = CheckedAdd(
-      CheckedAdd(s.cost.dense_weight_bytes, s.cost.expert_weight_bytes),
-      CheckedAdd(s.cost.lookup_weight_bytes, s.cost.kv.TotalBytes(s.context, s.batch)));
-  if (s.hw.TotalMemoryBytes() != 0 && resident > s.hw.TotalMemoryBytes()) {
+  if (s.hw.TotalMemoryBytes() != 0 && WeightBytes(s) > s.hw.TotalMemoryBytes()) {
+    out += fmt::format(
+        "      note: the weights alone need {} per rank, more than the {} of {}: the model does "
+        "not load at tensor parallel {} (kvplan capacity)\n",
+        FormatGiB(WeightBytes(s)), FormatGiB(s.hw.TotalMemoryBytes()), s.hw.name, s.cost.tp);
+  } else if (!Fits(s, s.batch)) {
     out += fmt::format(
         "      note: weights + KV need {} per rank, more than the {} of {} (kvplan capacity)\n",
-        FormatGiB(resident), FormatGiB(s.hw.TotalMemoryBytes()), s.hw.name);
+        FormatGiB(ResidentBytes(s, s.batch)), FormatGiB(s.hw.TotalMemoryBytes()), s.hw.name);
   }
   out += fmt::format("\nDecode step by batch (context {} tokens, per rank):\n", WithCommas(s.context));
   out += BatchTable(s, batches).Text();
+  if (std::any_of(batches.begin(), batches.end(), [&](uint64_t b) { return !Fits(s, b); })) {
+    out += fmt::format(
+        "* weights + KV exceed the {} of {} per rank: that batch cannot be resident (times "
+        "shown as if it were)\n",
+        FormatGiB(s.hw.TotalMemoryBytes()), s.hw.name);
+  }
   const uint64_t turn = ComputeBoundBatch(s.cost, s.hw, s.context, 1 << 16);
   out += turn != 0 ? fmt::format(
                          "Decode turns compute-bound at batch {}: below it a step costs about "
@@ -276,7 +357,9 @@ int Run(const LatencyOptions& o) {
   const std::vector<uint64_t> batches = TableBatches(s, o.max_batch);
   switch (ToFormat(o.format)) {
     case Format::kJson: Print(ToJson(s, decode, prefill, batches).Dump() + "\n"); break;
-    case Format::kCsv: Print(BatchTable(s, batches).Csv()); break;
+    case Format::kCsv:
+      Print(BatchCsv(s, batches));
+      break;
     case Format::kText: Print(ToText(s, decode, prefill, batches)); break;
   }
   return 0;

@@ -166,7 +166,25 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
       Print(j.Dump() + "\n");
       break;
     }
-    case Format::kCsv: Print(t.Csv()); break;
+    case Format::kCsv: {
+      // Plain numbers, the unit in the header (the text table's "1,024",
+      // "+3.1%" and "33.55 MB" do not parse).
+      Table c({"context_tokens", "batch", "bytes", "measured_ms", "predicted_ms", "raw_error",
+               "ceiling_beside_gbps", "measured_at_profile_ceiling_ms", "error",
+               "measured_attention_ms", "predicted_attention_ms"});
+      for (const auto& p : pts) {
+        c.AddRow({std::to_string(p.shape.context), std::to_string(p.shape.batch),
+                  std::to_string(p.bytes), fmt::format("{:.6g}", p.measured_s * 1e3),
+                  fmt::format("{:.6g}", p.predicted_s * 1e3), fmt::format("{:.4f}", p.Error()),
+                  fmt::format("{:.3f}", p.ceiling_gbps),
+                  fmt::format("{:.6g}", p.adjusted_measured_s * 1e3),
+                  fmt::format("{:.4f}", p.AdjustedError()),
+                  fmt::format("{:.6g}", p.measured_attention_s * 1e3),
+                  fmt::format("{:.6g}", p.predicted_attention_s * 1e3)});
+      }
+      Print(c.Csv());
+      break;
+    }
     case Format::kText:
       Print(fmt::format("{}\nprofile: {} ({}; read ceiling {:.1f} GB/s, curve of {} points)\n"
                         "Each step: weight GEMVs + decode attention over the real cache, caches "

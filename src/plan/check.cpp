@@ -159,10 +159,11 @@ void LatencyItems(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfi
     double ms = e.seconds * 1e3;
     r.items.push_back(Item(
         "max_ttft_ms", ms <= *l.max_ttft_ms, fmt::format("{:.1f} ms", ms), req(*l.max_ttft_ms),
-        fmt::format("{}-bound prefill of one {}-token prompt: {:.3g} FLOPs per rank at {:.0f} "
-                    "TFLOP/s peak x {:g} (queueing behind other requests not included)",
+        fmt::format("{}-bound prefill of one {}-token prompt: {:.3g} FLOPs per rank, the weight "
+                    "matmuls at a {:.0f} TFLOP/s peak and attention at a {:.0f} TFLOP/s peak, each "
+                    "x {:g} (queueing behind other requests not included)",
                     BoundName(e.bound), Count(l.context_tokens), e.flops, e.peak_flops / 1e12,
-                    kComputeEfficiency),
+                    e.attention_peak_flops / 1e12, kComputeEfficiency),
         l.ttft_pos));
   }
 }

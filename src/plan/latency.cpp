@@ -19,21 +19,66 @@ std::string ComputeDtype(const std::string& weight_dtype) {
   return "bf16";
 }
 
-// Sum over prompt positions i = 1..P of min(i, cap): the keys each query
-// attends to in causal prefill (cap = 0: no window).
-double CausalPairs(uint64_t prompt, uint64_t cap) {
-  const double p = static_cast<double>(prompt);
-  if (cap == 0 || cap >= prompt) return p * (p + 1) / 2;
-  const double w = static_cast<double>(cap);
-  return w * (w + 1) / 2 + (p - w) * w;
+// The FLOPs key attention computes in. Attention multiplies activations
+// (q, and k/v as the engine holds them) in the model's 16-bit type whatever
+// the weights are stored in: fp8 or int4 weights change the weight GEMMs,
+// not q.k and p.v. An fp8 KV cache is dequantized to 16 bits inside the
+// attention kernel by vLLM's default backends; FlashAttention-3 can run fp8
+// attention on Hopper, which this leaves out (a pessimistic prefill).
+std::string AttentionDtype(const std::string& weight_dtype) {
+  return weight_dtype == "fp32" ? "fp32" : "bf16";
 }
 
 }  // namespace
 
-ModelCost ComputeModelCost(const ModelSpec& model, const CacheDtype& dtype,
-                           const WeightFormat& format, uint64_t tp) {
+// Sum over prompt positions i = 1..P of min(i, window): the keys each query
+// attends to in causal prefill (window = 0: none).
+double CausalPairs(uint64_t prompt, uint64_t window) {
+  const double p = static_cast<double>(prompt);
+  if (window == 0 || window >= prompt) return p * (p + 1) / 2;
+  const double w = static_cast<double>(window);
+  return w * (w + 1) / 2 + (p - w) * w;
+}
+
+ModelCost AttentionCost(const ModelSpec& model, uint64_t tp) {
   ModelCost c;
   c.tp = tp;
+  // Attention FLOPs per cached token a query attends to, on one rank: q.k
+  // and p.v are 2 FLOPs per element per query head. MLA decode (absorbed)
+  // scores against the latent + rope part and sums values in the latent.
+  const double q_heads = static_cast<double>(model.query_heads) / static_cast<double>(tp);
+  for (const LayerGroup& g : model.groups) {
+    double per_layer = 0;
+    if (g.kind == LayerKind::kMla && model.mla) {
+      per_layer =
+          2 * q_heads * static_cast<double>(model.mla->LatentDim() + model.mla->kv_lora_rank);
+    } else if (g.kind != LayerKind::kState) {
+      per_layer = 2 * q_heads * static_cast<double>(g.head_dim + g.v_head_dim);
+    }
+    const double flops = per_layer * static_cast<double>(g.layers);
+    if (flops == 0) continue;
+    if ((g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked ||
+         g.kind == LayerKind::kShared) &&
+        g.window != 0) {
+      c.windowed.push_back({g.window, flops});
+    } else {
+      c.attention_flops_per_token_ctx += flops;
+    }
+  }
+  return c;
+}
+
+double PrefillAttentionFlops(const ModelCost& cost, uint64_t prompt) {
+  double attention = cost.attention_flops_per_token_ctx * CausalPairs(prompt, 0);
+  for (const ModelCost::WindowedGroup& g : cost.windowed) {
+    attention += g.flops_per_token_ctx * CausalPairs(prompt, g.window);
+  }
+  return attention;
+}
+
+ModelCost ComputeModelCost(const ModelSpec& model, const CacheDtype& dtype,
+                           const WeightFormat& format, uint64_t tp) {
+  ModelCost c = AttentionCost(model, tp);
   c.kv = ComputeKvCost(model, dtype, tp);
   c.layers = model.layers;
   c.attention_group = model.mla ? std::max<uint64_t>(1, model.query_heads / tp)
@@ -43,6 +88,7 @@ ModelCost ComputeModelCost(const ModelSpec& model, const CacheDtype& dtype,
   }
   c.weight_dtype = format.name;
   c.compute_dtype = ComputeDtype(format.name);
+  c.attention_dtype = AttentionDtype(format.name);
 
   const ModelTensors tensors = BuildModelTensors(model);
   const bool lm_head = std::any_of(tensors.model.begin(), tensors.model.end(),
@@ -76,27 +122,6 @@ ModelCost ComputeModelCost(const ModelSpec& model, const CacheDtype& dtype,
                                            static_cast<double>(c.experts)
                                      : 1.0;
   c.active_params = params - lookup_params - expert_params * (1.0 - used);
-
-  // Attention FLOPs per cached token a query attends to, on one rank: q.k
-  // and p.v are 2 FLOPs per element per query head. MLA decode (absorbed)
-  // scores against the latent + rope part and sums values in the latent.
-  const double q_heads = static_cast<double>(model.query_heads) / static_cast<double>(tp);
-  for (const LayerGroup& g : model.groups) {
-    double per_layer = 0;
-    if (g.kind == LayerKind::kMla && model.mla) {
-      per_layer = 2 * q_heads * static_cast<double>(model.mla->LatentDim() + model.mla->kv_lora_rank);
-    } else if (g.kind != LayerKind::kState) {
-      per_layer = 2 * q_heads * static_cast<double>(g.head_dim + g.v_head_dim);
-    }
-    const double flops = per_layer * static_cast<double>(g.layers);
-    if (flops == 0) continue;
-    if ((g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked || g.kind == LayerKind::kShared) &&
-        g.window != 0) {
-      c.windowed.push_back({g.window, flops});
-    } else {
-      c.attention_flops_per_token_ctx += flops;
-    }
-  }
   return c;
 }
 
@@ -168,6 +193,12 @@ double PeakFlopsFor(const HardwareSpec& hw, const std::string& compute_dtype) {
   return peak;
 }
 
+std::string PeakDtypeFor(const HardwareSpec& hw, const std::string& compute_dtype) {
+  if (hw.PeakFlops(compute_dtype) != 0) return compute_dtype;
+  if (hw.PeakFlops("bf16") != 0) return "bf16";
+  return "";
+}
+
 namespace {
 
 // The bytes of one of `passes` passes that share `bytes` (at least 1).
@@ -193,16 +224,19 @@ PhaseEstimate Phase(uint64_t bytes, double flops, double bandwidth_gbps, double 
 // `batch`: the sequences (decode) or tokens (prefill) each weight GEMV multiplies.
 StepEstimate Finish(StepEstimate e, const ModelCost& cost, double weight_flops,
                     double attention_flops, const HardwareSpec& hw, uint64_t batch) {
+  // Two peaks: the weight GEMMs run in the weight format (fp8 x fp8 on the
+  // fp8 tensor cores), attention in the activations' 16-bit type.
   e.peak_flops = PeakFlopsFor(hw, cost.compute_dtype);
+  e.attention_peak_flops = PeakFlopsFor(hw, cost.attention_dtype);
   e.flops = weight_flops + attention_flops;
   // Each layer is a separate pass: the bandwidth is looked up at one layer's bytes.
   e.weights = Phase(e.weight_bytes, weight_flops,
                     WeightsBandwidthGbps(hw, PassBytes(e.weight_bytes, cost.layers), batch),
                     e.peak_flops);
-  e.attention = Phase(e.kv_bytes, attention_flops,
-                      StepBandwidthGbps(hw, PassBytes(e.kv_bytes, cost.cache_layers),
-                                        cost.attention_group),
-                      e.peak_flops);
+  e.attention =
+      Phase(e.kv_bytes, attention_flops,
+            StepBandwidthGbps(hw, PassBytes(e.kv_bytes, cost.cache_layers), cost.attention_group),
+            e.attention_peak_flops);
   e.memory_s = e.weights.memory_s + e.attention.memory_s;
   e.compute_s = e.weights.compute_s + e.attention.compute_s;
   e.seconds = e.weights.seconds + e.attention.seconds;
@@ -237,13 +271,9 @@ StepEstimate EstimatePrefill(const ModelCost& cost, const HardwareSpec& hw, uint
       cost.dense_weight_bytes,
       static_cast<uint64_t>(std::llround(static_cast<double>(cost.expert_weight_bytes) * touched)));
   e.kv_bytes = cost.kv.TotalBytes(prompt, 1);
-  double attention = cost.attention_flops_per_token_ctx * CausalPairs(prompt, 0);
-  for (const ModelCost::WindowedGroup& g : cost.windowed) {
-    attention += g.flops_per_token_ctx * CausalPairs(prompt, g.window);
-  }
   return Finish(e, cost,
                 2 * cost.active_params / static_cast<double>(cost.tp) * static_cast<double>(prompt),
-                attention, hw, prompt);
+                PrefillAttentionFlops(cost, prompt), hw, prompt);
 }
 
 uint64_t ComputeBoundBatch(const ModelCost& cost, const HardwareSpec& hw, uint64_t context,

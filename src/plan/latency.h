@@ -5,19 +5,22 @@
 // parallel rank, in two phases that run one after the other, each on its
 // own roofline:
 //   weights   = max(weight bytes / bandwidth(weight bytes per layer),
-//                   2 * active params * B / (peak * eff))
+//                   2 * active params * B / (weight peak * eff))
 //   attention = max(KV bytes / bandwidth(KV bytes per caching layer),
-//                   attention FLOPs / (peak * eff))
+//                   attention FLOPs / (attention peak * eff))
 //   TPOT      = weights + attention
+// The weight peak is the weight format's (fp8 weights: the fp8 peak); the
+// attention peak is the 16-bit activations' (bf16), whatever the weights.
 // memory time and compute time are the sums of the two phases' terms; the
 // larger names the bound. bandwidth(bytes) is the measured curve of a
 // `kvplan bench --save` profile at the bytes one layer's pass reads (log-
 // linear interpolation, clamped at the ends): each layer is a separate pass
 // over its own slice, and small passes stream slower than large ones. With
 // no curve it is the datasheet figure x kDatasheetBandwidthEfficiency.
-// Prefill of a P-token prompt:
-//   TTFT = max((2 * active params * P + causal attention FLOPs) / (peak * eff),
-//              (all weights + the prompt's KV) / bandwidth)
+// Prefill of a P-token prompt, the same two phases:
+//   weights   = max(all weights / bandwidth, 2 * active params * P / (weight peak * eff))
+//   attention = max(the prompt's KV / bandwidth, causal attention FLOPs / (attention peak * eff))
+//   TTFT      = weights + attention
 // docs/latency.md states every assumption and why.
 #pragma once
 
@@ -60,7 +63,9 @@ struct ModelCost {
   std::vector<WindowedGroup> windowed;  // sliding/chunked groups, per rank
   KvCost kv;                         // per rank
   std::string weight_dtype;          // the weight format's name
-  std::string compute_dtype;         // the FLOPs key the peak is read from
+  std::string compute_dtype;         // the FLOPs key the weight matmuls' peak is wanted from
+  std::string attention_dtype;       // the FLOPs key attention's peak is wanted from: the
+                                     // activations' 16-bit type (fp32 for fp32 weights)
 };
 
 /// Builds the per-rank cost of `model` with `weights` in `format`, a KV cache
@@ -114,7 +119,8 @@ struct StepEstimate {
   uint64_t kv_bytes = 0;      // read per step per rank (prefill: written)
   double flops = 0;           // per rank
   double bandwidth_gbps = 0;  // effective: (weight_bytes + kv_bytes) / memory_s
-  double peak_flops = 0;      // dense peak of the compute dtype, per rank
+  double peak_flops = 0;      // dense peak the weight matmuls run at, per rank
+  double attention_peak_flops = 0;  // dense peak attention runs at (16-bit), per rank
   PhaseEstimate weights;      // weight matmuls (prefill: the linear part)
   PhaseEstimate attention;    // attention over the cache (prefill: the quadratic part)
   double memory_s = 0;        // weights.memory_s + attention.memory_s
@@ -134,6 +140,25 @@ StepEstimate EstimatePrefill(const ModelCost& cost, const HardwareSpec& hw, uint
 /// Dense peak FLOP/s of `hw` for `compute_dtype`, falling back to fp16/bf16
 /// (weight-only formats compute in 16 bits); 0 when the spec lists neither.
 double PeakFlopsFor(const HardwareSpec& hw, const std::string& compute_dtype);
+
+/// The FLOPs key PeakFlopsFor really reads for `compute_dtype`: the dtype
+/// itself when `hw` lists it, else "bf16" when it lists that (an fp8 model on
+/// an A100, nvfp4 on an H100: the engine dequantizes to 16 bits), else "".
+std::string PeakDtypeFor(const HardwareSpec& hw, const std::string& compute_dtype);
+
+/// Pairs (query, key) of causal attention over a `prompt`-token prompt, each
+/// query attending to at most `window` earlier tokens (0: no window):
+/// P (P + 1) / 2, or w (w + 1) / 2 + (P - w) w past the window.
+double CausalPairs(uint64_t prompt, uint64_t window);
+
+/// Attention FLOPs per rank of one `prompt`-token prefill (causal pairs,
+/// capped at each windowed group's window).
+double PrefillAttentionFlops(const ModelCost& cost, uint64_t prompt);
+
+/// The attention part of a ModelCost (attention_flops_per_token_ctx and
+/// windowed) for `model` on `tp` ranks, without the weights: what
+/// `size --explain` needs to say how prefill work grows.
+ModelCost AttentionCost(const ModelSpec& model, uint64_t tp);
 
 /// The smallest power-of-two batch (up to `limit`) whose decode step at
 /// `context` is compute-bound, or 0 when none up to `limit` is.
