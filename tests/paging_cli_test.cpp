@@ -185,3 +185,18 @@ TEST_CASE("kvplan compare: columns, ratios to the first, errors") {
   CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary tp=1,,2"),
                     "--vary: 'tp=1,,2': empty value in the list");
 }
+
+TEST_CASE("kvplan compare: a column vLLM would refuse carries capacity's warning, on stderr") {
+  // Llama-3.1-70B at tp=2 on H100s leaves 1.15 GiB of cache per GPU: not
+  // one 128K request fits, and `kvplan capacity` says so; compare must too.
+  CliResult r = RunKvplan("compare llama-3.1-70b --gpu h100-sxm --vary tp=2,4,8");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err ==
+        "kvplan: warning: tp=2: one request of max_model_len 131072 needs 20.00 GiB of KV cache "
+        "but the cache has 1.15 GiB; the largest max_model_len that fits is 7520\n");
+  CHECK(r.out.find("warning") == std::string::npos);  // the table stays clean
+  CliResult j = RunKvplan("compare llama-3.1-70b --gpu h100-sxm --vary tp=2,4 --format json");
+  REQUIRE(j.exit_code == 0);
+  CHECK(j.out.find("\"code\": \"max-model-len-fits\"") != std::string::npos);
+  CHECK(j.out.find("\"lints\": []") != std::string::npos);  // tp=4 has none
+}

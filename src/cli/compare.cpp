@@ -122,6 +122,16 @@ void Run(const CompareOptions& o) {
       cols.push_back(std::move(c));
     }
   }
+  // The lints `kvplan capacity` prints (a tp the engine refuses, a window it
+  // ignores): a column that no server would start must not pass unremarked.
+  // stderr, so the table, JSON and CSV on stdout stay as they are.
+  for (const Column& c : cols) {
+    for (const Lint& l : c.cap.lints) {
+      fmt::print(stderr, "kvplan: {}: {}: {}\n",
+                 l.severity == Severity::kError ? "error" : "warning",
+                 c.label.empty() ? c.model.name : c.label, l.message);
+    }
+  }
   std::vector<CompareRow> rows = {
       {"bytes_per_token", "KV bytes per token (per GPU)", "count", {}, false},
       {"weights_bytes", "weights per GPU", "bytes", {}, false},
@@ -170,6 +180,15 @@ void Run(const CompareOptions& o) {
           ratios.Set(row.key, row.Ratio(i));
         }
         j.Set("ratio_to_first", std::move(ratios));
+        Json lints = Json::MakeArray();
+        for (const Lint& l : c.cap.lints) {
+          Json x;
+          x.Set("severity", l.severity == Severity::kError ? "error" : "warning");
+          x.Set("code", l.code);
+          x.Set("message", l.message);
+          lints.Push(std::move(x));
+        }
+        j.Set("lints", std::move(lints));
         arr.Push(std::move(j));
       }
       Json top;
