@@ -213,3 +213,33 @@ TEST_CASE("capacity, tradeoff and compare read the deployment flags the same way
   CHECK(budget("tradeoff" + tail + "32") == cap32);
   CHECK(budget("tradeoff" + tail + "64") == cap64);
 }
+
+TEST_CASE("gpus PROFILE --format json keeps each point's group and batch, and the weights curve") {
+  auto r = RunKvplan("gpus " + kvplan::test::SourcePath("tests/data/profile-groups.yaml") +
+                     " --format json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\"bytes\": 1048576,\n        \"gbps\": 5,\n        \"group\": 4,\n        "
+                   "\"batch\": 1") != std::string::npos);
+  CHECK(r.out.find("\"weights_curve\": [") != std::string::npos);
+  CHECK(r.out.find("\"gbps\": 14,") != std::string::npos);  // the weights curve's last point
+}
+
+TEST_CASE("gpus --format csv: plain numbers, the unit in the name") {
+  auto one = RunKvplan("gpus h100-sxm --format csv");
+  REQUIRE(one.exit_code == 0);
+  CHECK(one.out.rfind("field,value\n", 0) == 0);
+  CHECK(one.out.find("\nmemory_bytes,85899345920\n") != std::string::npos);
+  CHECK(one.out.find("\nmemory_bandwidth_gbps,3350\n") != std::string::npos);
+  CHECK(one.out.find("\nbf16_dense_flops,989400000000000\n") != std::string::npos);
+  CHECK(one.out.find("GB/s") == std::string::npos);
+  auto all = RunKvplan("gpus --format csv");
+  REQUIRE(all.exit_code == 0);
+  CHECK(all.out.rfind("name,device,memory_bytes,memory_bandwidth_gbps,bf16_dense_flops,"
+                      "fp8_dense_flops,fp4_dense_flops\n",
+                      0) == 0);
+  // No fp8 on an A100: an empty cell, not "-".
+  CHECK(all.out.find("\na100-80gb,NVIDIA A100 SXM4 80GB,85899345920,2039,312000000000000,,\n") !=
+        std::string::npos);
+  CHECK(all.out.find(",9000000000000000\n") != std::string::npos);  // B200's dense fp4
+}
+

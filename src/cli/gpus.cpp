@@ -41,22 +41,61 @@ Json GpuJson(const HardwareSpec& h) {
     m.Set("device", h.measured->device);
     m.Set("machine", h.measured->machine);
     m.Set("read_ceiling_gbps", h.measured->read_ceiling_gbps);
-    Json curve = Json::MakeArray();
-    for (const BandwidthPoint& p : h.measured->curve) {
-      Json pt;
-      pt.Set("bytes", p.bytes);
-      pt.Set("gbps", p.gbps);
-      curve.Push(std::move(pt));
-    }
-    m.Set("curve", std::move(curve));
+    m.Set("threads", h.measured->threads);
+    // Each point's second axis too: without `group` a grouped curve reads as
+    // one curve with repeated byte counts, and without `batch` the weights
+    // curve loses what it was measured at.
+    const auto curve_json = [](const std::vector<BandwidthPoint>& points) {
+      Json curve = Json::MakeArray();
+      for (const BandwidthPoint& p : points) {
+        Json pt;
+        pt.Set("bytes", p.bytes);
+        pt.Set("gbps", p.gbps);
+        pt.Set("group", p.group);
+        pt.Set("batch", p.batch);
+        curve.Push(std::move(pt));
+      }
+      return curve;
+    };
+    m.Set("curve", curve_json(h.measured->curve));
+    m.Set("weights_curve", curve_json(h.measured->weights_curve));
     j.Set("measured", std::move(m));
   }
   return j;
 }
 
+// One device as field,value rows for machines: plain numbers, the unit in
+// the field name (the text's "3,350 GB/s" and "80 GB = 74.51 GiB" do not parse).
+std::string OneCsv(const HardwareSpec& h) {
+  Table t({"field", "value"});
+  auto add = [&](std::string k, std::string v) { t.AddRow({std::move(k), std::move(v)}); };
+  add("name", h.name);
+  add("display_name", h.display_name);
+  add("vendor", h.vendor);
+  add("memory_bytes", std::to_string(h.memory_bytes));
+  if (h.usable_memory_bytes) add("usable_memory_bytes", std::to_string(h.usable_memory_bytes));
+  add("memory_bandwidth_gbps", fmt::format("{:g}", h.memory_bandwidth_gbps));
+  for (const auto& [dtype, v] : h.flops) add(dtype + "_dense_flops", fmt::format("{:.0f}", v));
+  if (h.interconnect_gbps > 0) add("interconnect_gbps", fmt::format("{:g}", h.interconnect_gbps));
+  if (h.measured) {
+    add("measured_device", h.measured->device);
+    add("measured_machine", h.measured->machine);
+    add("measured_read_ceiling_gbps", fmt::format("{:g}", h.measured->read_ceiling_gbps));
+    add("measured_curve_points", std::to_string(h.measured->curve.size()));
+    add("measured_weights_curve_points", std::to_string(h.measured->weights_curve.size()));
+  }
+  add("source", h.source);
+  add("source_url", h.source_url);
+  return t.Csv();
+}
+
 void ShowOne(const HardwareSpec& h, Format format) {
   if (format == Format::kJson) {
     Print(GpuJson(h).Dump() + "\n");
+    return;
+  }
+  if (format == Format::kCsv) {
+    Print(OneCsv(h));
     return;
   }
   Table t({"field", "value"});
@@ -76,10 +115,13 @@ void ShowOne(const HardwareSpec& h, Format format) {
     add("measured on", h.measured->device + (h.measured->machine.empty() ? "" : ", " + h.measured->machine));
     add("measured read ceiling", fmt::format("{:.1f} GB/s", h.measured->read_ceiling_gbps));
     add("measured curve points", std::to_string(h.measured->curve.size()));
+    if (!h.measured->weights_curve.empty()) {
+      add("measured weights curve points", std::to_string(h.measured->weights_curve.size()));
+    }
   }
   add("source", h.source);
   if (!h.source_url.empty()) add("source_url", h.source_url);
-  Print(format == Format::kCsv ? t.Csv() : t.Text(""));
+  Print(t.Text(""));
 }
 
 void Run(const GpusOptions& o) {
@@ -95,6 +137,22 @@ void Run(const GpusOptions& o) {
     Print(arr.Dump() + "\n");
     return;
   }
+  if (format == Format::kCsv) {
+    // Plain numbers, the unit in the header; an unlisted peak is empty, not "-".
+    Table c({"name", "device", "memory_bytes", "memory_bandwidth_gbps", "bf16_dense_flops",
+             "fp8_dense_flops", "fp4_dense_flops"});
+    const auto peak = [](const HardwareSpec& h, const char* dtype) {
+      const double f = h.PeakFlops(dtype);
+      return f > 0 ? fmt::format("{:.0f}", f) : std::string();
+    };
+    for (const HardwareSpec& h : all) {
+      c.AddRow({h.name, h.display_name, std::to_string(h.memory_bytes),
+                fmt::format("{:g}", h.memory_bandwidth_gbps), peak(h, "bf16"), peak(h, "fp8"),
+                peak(h, "fp4")});
+    }
+    Print(c.Csv());
+    return;
+  }
   Table t({"name", "device", "memory GiB", "memory GB", "bandwidth GB/s", "bf16 TFLOP/s",
            "fp8 TFLOP/s"});
   t.SetAlign(1, Table::Align::kLeft);
@@ -103,7 +161,7 @@ void Run(const GpusOptions& o) {
               fmt::format("{:.2f}", static_cast<double>(h.memory_bytes) / kGB),
               fmt::format("{:g}", h.memory_bandwidth_gbps), Tflops(h, "bf16"), Tflops(h, "fp8")});
   }
-  Print(format == Format::kCsv ? t.Csv() : t.Text(""));
+  Print(t.Text(""));
 }
 
 }  // namespace
