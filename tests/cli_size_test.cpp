@@ -161,3 +161,25 @@ TEST_CASE("help carries examples") {
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("kvplan size llama-3.1-70b -c 4K --explain") != std::string::npos);
 }
+
+TEST_CASE(
+    "size --explain: doubling the context under a sliding window, from the window's numbers") {
+  // Mistral-7B-v0.1: every layer keeps at most 4,096 tokens. From 8K to 16K
+  // the cache stays 512 MiB and prefill attention grows 58,722,304 /
+  // 25,167,872 pairs = 2.33x, not 4x.
+  CliResult r = RunKvplan("size mistral-7b-v0.1 -c 8K --explain");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("the cache grows 512.00 MiB -> 512.00 MiB per sequence (1.0x)") !=
+        std::string::npos);
+  CHECK(r.out.find("  - prefill attention work grows 2.3x, not 4x: in windowed layers a token "
+                   "attends to at most its window (quadratic up to the window, linear past it); "
+                   "the weight matmuls of prefill double\n") != std::string::npos);
+  CHECK(r.out.find("  - each decode step reads the whole cache, which does not grow here, so time "
+                   "per output token stays about the same\n") != std::string::npos);
+  CHECK(r.out.find("quadruples") == std::string::npos);
+  // Below the window the window does not bite: 1K -> 2K quadruples, as full attention.
+  CliResult s = RunKvplan("size mistral-7b-v0.1 -c 1K --explain");
+  CHECK(s.out.find("prefill attention work quadruples") != std::string::npos);
+  CHECK(s.out.find("time per output token grows with it") != std::string::npos);
+}
+

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "plan/latency.h"
 #include "util/checked.h"
 #include "util/units.h"
 
@@ -181,18 +182,49 @@ std::string ExplainSize(const ModelSpec& m, const CacheDtype& dtype, const KvCos
                           FormatGiB(total), FormatGB(total));
   out += "\nMistakes this avoids:\n" + mistakes;
 
-  uint64_t seq2 = cost.SequenceBytes(CheckedMul(n, 2));
+  const uint64_t n2 = CheckedMul(n, 2);
+  uint64_t seq2 = cost.SequenceBytes(n2);
+  const double grows = static_cast<double>(seq2) / static_cast<double>(seq);
   out += fmt::format(
       "\nDoubling the context to {} tokens:\n"
-      "  - the cache grows {} -> {} per sequence ({}): linear in context{}\n"
-      "  - prefill attention work quadruples (every token attends to every earlier one: "
-      "quadratic), while the weight matmuls of prefill only double\n"
-      "  - each decode step reads the whole cache, so time per output token grows with it\n",
-      WithCommas(n * 2), FormatGiB(seq), FormatGiB(seq2),
-      Ratio(static_cast<double>(seq2) / static_cast<double>(seq)),
-      windowed || cost.fixed_bytes ? " where layers keep every token; windows and fixed state "
-                                     "do not grow"
-                                   : "");
+      "  - the cache grows {} -> {} per sequence ({}): linear in context{}\n",
+      WithCommas(n2), FormatGiB(seq), FormatGiB(seq2), Ratio(grows),
+      windowed || cost.fixed_bytes
+          ? " where layers keep every token; windows and fixed state do not grow"
+          : "");
+  // The prefill figure from the same causal pairs `kvplan latency` uses, so
+  // a window (attend to at most w earlier tokens: quadratic only up to w,
+  // linear past it) shows here as it does there.
+  const ModelCost attention = AttentionCost(m, 1);
+  const double work = PrefillAttentionFlops(attention, n);
+  const double work2 = PrefillAttentionFlops(attention, n2);
+  if (work == 0) {
+    out +=
+        "  - prefill has no attention over a cache (attention-free layers): its work, the "
+        "matmuls, only doubles\n";
+  } else if (work2 >= 3.99 * work) {
+    out +=
+        "  - prefill attention work quadruples (every token attends to every earlier one: "
+        "quadratic), while the weight matmuls of prefill only double\n";
+  } else {
+    out += fmt::format(
+        "  - prefill attention work grows {}, not 4x: in windowed layers a token attends to at "
+        "most its window (quadratic up to the window, linear past it); the weight matmuls of "
+        "prefill double\n",
+        Ratio(work2 / work));
+  }
+  if (seq2 == seq) {
+    out +=
+        "  - each decode step reads the whole cache, which does not grow here, so time per "
+        "output token stays about the same\n";
+  } else if (seq2 < 2 * seq) {
+    out += fmt::format(
+        "  - each decode step reads the whole cache, so the KV a step reads grows {} with it (the "
+        "weights' read does not grow)\n",
+        Ratio(grows));
+  } else {
+    out += "  - each decode step reads the whole cache, so time per output token grows with it\n";
+  }
   return out;
 }
 
