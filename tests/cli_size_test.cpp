@@ -183,3 +183,17 @@ TEST_CASE(
   CHECK(s.out.find("time per output token grows with it") != std::string::npos);
 }
 
+TEST_CASE("models --format csv: plain numbers, the unit in the name") {
+  CliResult all = RunKvplan("models --format csv");
+  REQUIRE(all.exit_code == 0);
+  CHECK(all.out.rfind("name,layers,query_heads,kv_heads,head_dim,attention,layer_groups,"
+                      "kv_bytes_per_token_fp16,max_context_tokens\n",
+                      0) == 0);
+  CHECK(all.out.find("K)") == std::string::npos);
+  CHECK(all.out.find(",131072,131072\n") != std::string::npos);  // llama-3.1-8b: 128 KiB, 128K
+  CliResult one = RunKvplan("models deepseek-v3 --format csv");
+  REQUIRE(one.exit_code == 0);
+  CHECK(one.out.find("\nmax_context_tokens,163840\n") != std::string::npos);
+  CHECK(one.out.find("163,840") == std::string::npos);
+  CHECK(one.out.find("\nkv_lora_rank,512\n") != std::string::npos);
+}

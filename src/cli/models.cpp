@@ -22,13 +22,15 @@ uint64_t Fp16BytesPerToken(const ModelSpec& m) {
   return ComputeKvCost(m, FindCacheDtype("fp16"), 1).per_token_bytes;
 }
 
-std::string GroupsSummary(const ModelSpec& m) {
+// "21 sliding (4,096 (4K)) + 21 full"; `csv`: "21 sliding window 4096 + 21
+// full", the window a plain number a script can split out.
+std::string GroupsSummary(const ModelSpec& m, bool csv = false) {
   std::string s;
   for (const LayerGroup& g : m.groups) {
     if (!s.empty()) s += " + ";
     s += fmt::format("{} {}", g.layers, LayerKindName(g.kind));
     if (g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked) {
-      s += fmt::format(" ({})", FormatTokens(g.window));
+      s += csv ? fmt::format(" window {}", g.window) : fmt::format(" ({})", FormatTokens(g.window));
     }
   }
   return s;
@@ -62,6 +64,40 @@ Json ModelJson(const ModelSpec& m) {
   }
   j.Set("layer_groups", std::move(groups));
   return j;
+}
+
+// One model as field,value rows for machines: plain numbers, the unit in
+// the field name (the text's "163,840 (160K)" and "4,096 B (4.00 KiB)" do
+// not parse). Words stay words (attention kind, the groups summary).
+std::string OneCsv(const ModelSpec& m) {
+  Table t({"field", "value"});
+  auto add = [&](std::string k, std::string v) { t.AddRow({std::move(k), std::move(v)}); };
+  add("name", m.name);
+  add("hf_repo", m.hf_repo);
+  add("architecture", m.architecture);
+  add("attention", m.AttentionKind());
+  add("layers", std::to_string(m.layers));
+  add("hidden_size", std::to_string(m.hidden_size));
+  add("query_heads", std::to_string(m.query_heads));
+  add("kv_heads", std::to_string(m.kv_heads));
+  add("head_dim", std::to_string(m.head_dim));
+  add("v_head_dim", std::to_string(m.v_head_dim));
+  if (m.mla) {
+    add("kv_lora_rank", std::to_string(m.mla->kv_lora_rank));
+    add("qk_rope_head_dim", std::to_string(m.mla->qk_rope_head_dim));
+  }
+  add("layer_groups", GroupsSummary(m, true));
+  add("max_context_tokens", std::to_string(m.max_context));
+  add("params", std::to_string(m.params));
+  add("weight_dtype", m.weight_dtype);
+  if (m.moe) {
+    add("moe_experts", std::to_string(m.moe->experts));
+    add("moe_experts_per_token", std::to_string(m.moe->experts_per_token));
+    add("moe_shared_experts", std::to_string(m.moe->shared_experts));
+  }
+  add("kv_bytes_per_token_fp16", std::to_string(Fp16BytesPerToken(m)));
+  add("source", m.source);
+  return t.Csv();
 }
 
 void ShowOne(const ModelSpec& m, Format format) {
@@ -102,7 +138,7 @@ void ShowOne(const ModelSpec& m, Format format) {
   add("KV bytes/token (fp16)", fmt::format("{} B ({})", WithCommas(bpt), FormatGiB(bpt)));
   add("source", m.source);
   if (format == Format::kCsv) {
-    Print(t.Csv());
+    Print(OneCsv(m));
   } else {
     Print(t.Text(""));
   }
@@ -121,6 +157,19 @@ void Run(const ModelsOptions& o) {
     Print(arr.Dump() + "\n");
     return;
   }
+  if (format == Format::kCsv) {
+    // Plain numbers for machines: the text's "131,072" and "128K" do not parse.
+    Table c({"name", "layers", "query_heads", "kv_heads", "head_dim", "attention", "layer_groups",
+             "kv_bytes_per_token_fp16", "max_context_tokens"});
+    for (const ModelSpec& m : models) {
+      c.AddRow({m.name, std::to_string(m.layers), std::to_string(m.query_heads),
+                std::to_string(m.kv_heads), std::to_string(m.head_dim), m.AttentionKind(),
+                GroupsSummary(m, true), std::to_string(Fp16BytesPerToken(m)),
+                std::to_string(m.max_context)});
+    }
+    Print(c.Csv());
+    return;
+  }
   Table t({"name", "layers", "heads", "kv heads", "head dim", "attention", "layer groups",
            "KV bytes/token fp16", "max context"});
   t.SetAlign(6, Table::Align::kLeft);
@@ -129,7 +178,7 @@ void Run(const ModelsOptions& o) {
               std::to_string(m.kv_heads), std::to_string(m.head_dim), m.AttentionKind(),
               GroupsSummary(m), WithCommas(Fp16BytesPerToken(m)), FormatTokens(m.max_context)});
   }
-  Print(format == Format::kCsv ? t.Csv() : t.Text(""));
+  Print(t.Text(""));
 }
 
 }  // namespace
