@@ -243,3 +243,27 @@ TEST_CASE("gpus --format csv: plain numbers, the unit in the name") {
   CHECK(all.out.find(",9000000000000000\n") != std::string::npos);  // B200's dense fp4
 }
 
+
+TEST_CASE("capacity and paging: one block, token or request is singular") {
+  auto one = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --block-size 1");
+  REQUIRE(one.exit_code == 0);
+  CHECK(one.out.find(" · block 1 token\n") != std::string::npos);
+  CHECK(one.out.find("1 token = 131,072 B") != std::string::npos);
+  CHECK(one.out.find("(131,072 blocks)") != std::string::npos);
+  auto req = RunKvplan("capacity llama-3.1-70b --gpu h100-sxm -tp 2 --max-model-len 4K");
+  REQUIRE(req.exit_code == 0);
+  CHECK(req.out.find("1.84 (1 whole request)\n") != std::string::npos);
+  auto many = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm");
+  CHECK(many.out.find("3.25 (3 whole requests)\n") != std::string::npos);
+  CHECK(many.out.find(" · block 16 tokens\n") != std::string::npos);
+  const std::string dir = kvplan::test::TempDir();
+  const std::string mix =
+      kvplan::test::WriteFile(dir, "one.csv", "prompt_tokens,output_tokens\n100,10\n");
+  auto paging = RunKvplan(
+      "paging llama-3.1-8b --gpu l40s --max-model-len 32K --block-size 1 "
+      "--requests " +
+      mix);
+  REQUIRE(paging.exit_code == 0);
+  CHECK(paging.out.find(" · block 1 token\n") != std::string::npos);
+  CHECK(paging.out.find(": 1 request, mean 100 prompt") != std::string::npos);
+}

@@ -98,9 +98,10 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
     out += fmt::format("n_ctx {} cells ({} sequences x {} tokens) · n_ubatch {}\n\n", WithCommas(r.cells),
                        c.n_parallel, WithCommas(c.max_model_len), c.n_ubatch);
   } else {
-    out += fmt::format("max_model_len {} · max_num_batched_tokens {} · max_num_seqs {} · block {} tokens\n\n",
-                       FormatTokens(c.max_model_len), WithCommas(c.max_num_batched_tokens), c.max_num_seqs,
-                       c.block_size);
+    out +=
+        fmt::format("max_model_len {} · max_num_batched_tokens {} · max_num_seqs {} · block {}\n\n",
+                    FormatTokens(c.max_model_len), WithCommas(c.max_num_batched_tokens),
+                    c.max_num_seqs, Plural(c.block_size, "token"));
   }
   Table t({"memory per GPU", "bytes", "GiB", "GB"});
   auto row = [&](const std::string& label, uint64_t bytes) {
@@ -150,7 +151,8 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
   k.SetAlign(1, Table::Align::kLeft);
   k.AddRow({"bytes per token", fmt::format("{} B ({})", WithCommas(r.bytes_per_token), FormatGiB(r.bytes_per_token))});
   if (r.kv_cache_groups.empty()) {
-    k.AddRow({"block", fmt::format("{} tokens = {} B", c.block_size, WithCommas(r.block_bytes))});
+    k.AddRow({"block",
+              fmt::format("{} = {} B", Plural(c.block_size, "token"), WithCommas(r.block_bytes))});
   } else {
     // vLLM's hybrid layout: a block is one page in each of group_size layers.
     std::string kinds;
@@ -170,9 +172,11 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
   }
   k.AddRow({"blocks", WithCommas(r.num_blocks)});
   k.AddRow({"tokens in cache", WithCommas(r.max_tokens)});
-  k.AddRow({"one request of max_model_len", fmt::format("{} ({} blocks)", FormatBoth(r.request_bytes), WithCommas(r.blocks_per_request))});
-  k.AddRow({fmt::format("max concurrency at {} tokens", WithCommas(c.max_model_len)),
-            fmt::format("{:.2f} ({} whole requests)", r.max_concurrency, WithCommas(r.max_requests))});
+  k.AddRow({"one request of max_model_len", fmt::format("{} ({})", FormatBoth(r.request_bytes),
+                                                        Plural(r.blocks_per_request, "block"))});
+  k.AddRow(
+      {fmt::format("max concurrency at {} tokens", WithCommas(c.max_model_len)),
+       fmt::format("{:.2f} ({})", r.max_concurrency, Plural(r.max_requests, "whole request"))});
   k.AddRow({"largest max_model_len that fits", WithCommas(r.largest_max_model_len)});
   if (concurrency) {
     k.AddRow({fmt::format("max model len at concurrency {}", *concurrency), WithCommas(at_concurrency)});

@@ -126,13 +126,13 @@ void Run(const PagingOptions& o) {
     }
     case Format::kText: {
       std::string out = fmt::format(
-          "{} on {} · {} · KV cache {} · block {} tokens\n"
-          "KV budget {} per GPU = {} blocks; max-model-len {}\n"
-          "Request mix {}: {} requests, mean {} prompt + {} output tokens; "
+          "{} on {} · {} · KV cache {} · block {}\n"
+          "KV budget {} per GPU = {}; max-model-len {}\n"
+          "Request mix {}: {}, mean {} prompt + {} output tokens; "
           "length p50 {}, p90 {}, max {}\n\n",
-          m.name, hw.name, cap.engine_name, cap.kv_cache_dtype, cap.block_size,
-          FormatBoth(cap.kv_budget_bytes), WithCommas(r.budget_blocks),
-          FormatTokens(cap.max_model_len), mix.source, WithCommas(st.count),
+          m.name, hw.name, cap.engine_name, cap.kv_cache_dtype, Plural(cap.block_size, "token"),
+          FormatBoth(cap.kv_budget_bytes), Plural(r.budget_blocks, "block"),
+          FormatTokens(cap.max_model_len), mix.source, Plural(st.count, "request"),
           WithCommas(static_cast<uint64_t>(st.mean_prompt + 0.5)),
           WithCommas(static_cast<uint64_t>(st.mean_output + 0.5)), WithCommas(st.p50_tokens),
           WithCommas(st.p90_tokens), WithCommas(st.max_tokens));

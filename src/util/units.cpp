@@ -179,6 +179,10 @@ uint64_t ParseBytes(std::string_view text, std::string_view what) {
        text, rest);
 }
 
+std::string Plural(uint64_t n, std::string_view word) {
+  return WithCommas(n) + " " + std::string(word) + (n == 1 ? "" : "s");
+}
+
 std::string WithCommas(uint64_t n) {
   std::string digits = std::to_string(n);
   std::string out;

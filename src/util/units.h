@@ -30,6 +30,10 @@ uint64_t ParseBytes(std::string_view text, std::string_view what = "memory size"
 /// "1,342,177,280" — thousands separators for exact integers.
 std::string WithCommas(uint64_t n);
 
+/// "1 token", "16 tokens", "1,024 tokens": n with commas and `word`, plus
+/// an "s" unless n is 1.
+std::string Plural(uint64_t n, std::string_view word);
+
 /// "1.25 GiB" — binary units, 2 decimals (B, KiB, MiB, GiB, TiB).
 std::string FormatGiB(uint64_t bytes);
 
