@@ -243,6 +243,18 @@ TEST_CASE("gpus --format csv: plain numbers, the unit in the name") {
   CHECK(all.out.find(",9000000000000000\n") != std::string::npos);  // B200's dense fp4
 }
 
+TEST_CASE("docs/capacity.md quotes the vLLM lines the binary prints") {
+  auto r = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm");
+  REQUIRE(r.exit_code == 0);
+  const std::string doc = kvplan::test::ReadFile(kvplan::test::SourcePath("docs/capacity.md"));
+  for (const char* line :
+       {"Available KV cache memory: 51.96 GiB", "GPU KV cache size: 425,680 tokens",
+        "Maximum concurrency for 131,072 tokens per request: 3.25x"}) {
+    CAPTURE(line);
+    CHECK(r.out.find(std::string("  ") + line + "\n") != std::string::npos);
+    CHECK(doc.find(std::string("`") + line + "`") != std::string::npos);
+  }
+}
 
 TEST_CASE("capacity and paging: one block, token or request is singular") {
   auto one = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --block-size 1");
