@@ -286,15 +286,7 @@ Json ToJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r
   Json log = Json::MakeArray();
   for (const std::string& line : r.engine_log) log.Push(line);
   j.Set("engine_log", std::move(log));
-  Json lints = Json::MakeArray();
-  for (const Lint& l : r.lints) {
-    Json o;
-    o.Set("severity", l.severity == Severity::kError ? "error" : "warning");
-    o.Set("code", l.code);
-    o.Set("message", l.message);
-    lints.Push(std::move(o));
-  }
-  j.Set("lints", std::move(lints));
+  j.Set("lints", LintsJson(r.lints));
   return j;
 }
 

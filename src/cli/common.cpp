@@ -47,6 +47,18 @@ void FlushOutput() {
 
 int PrintErrno() { return print_errno; }
 
+Json LintsJson(const std::vector<Lint>& lints) {
+  Json out = Json::MakeArray();
+  for (const Lint& l : lints) {
+    Json o;
+    o.Set("severity", l.severity == Severity::kError ? "error" : "warning");
+    o.Set("code", l.code);
+    o.Set("message", l.message);
+    out.Push(std::move(o));
+  }
+  return out;
+}
+
 Json CurveJson(const std::vector<BandwidthPoint>& curve) {
   Json out = Json::MakeArray();
   for (const BandwidthPoint& p : curve) {

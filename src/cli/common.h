@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/capacity.h"
 #include "report/json.h"
 #include "spec/cache_dtype.h"
 #include "spec/hardware_spec.h"
@@ -39,6 +40,9 @@ int PrintErrno();
 
 /// A measured bandwidth curve as JSON: [{bytes, gbps, group, batch}, ...] (bench, CPU and CUDA).
 Json CurveJson(const std::vector<BandwidthPoint>& curve);
+
+/// Capacity lints as JSON objects: severity, code, message.
+Json LintsJson(const std::vector<Lint>& lints);
 
 /// Throws Error when `path` cannot be written later (a directory, a missing
 /// folder, or an existing file without --force): for commands that would

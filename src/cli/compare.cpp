@@ -180,15 +180,7 @@ void Run(const CompareOptions& o) {
           ratios.Set(row.key, row.Ratio(i));
         }
         j.Set("ratio_to_first", std::move(ratios));
-        Json lints = Json::MakeArray();
-        for (const Lint& l : c.cap.lints) {
-          Json x;
-          x.Set("severity", l.severity == Severity::kError ? "error" : "warning");
-          x.Set("code", l.code);
-          x.Set("message", l.message);
-          lints.Push(std::move(x));
-        }
-        j.Set("lints", std::move(lints));
+        j.Set("lints", LintsJson(c.cap.lints));
         arr.Push(std::move(j));
       }
       Json top;

@@ -42,23 +42,11 @@ Json GpuJson(const HardwareSpec& h) {
     m.Set("machine", h.measured->machine);
     m.Set("read_ceiling_gbps", h.measured->read_ceiling_gbps);
     m.Set("threads", h.measured->threads);
-    // Each point's second axis too: without `group` a grouped curve reads as
-    // one curve with repeated byte counts, and without `batch` the weights
-    // curve loses what it was measured at.
-    const auto curve_json = [](const std::vector<BandwidthPoint>& points) {
-      Json curve = Json::MakeArray();
-      for (const BandwidthPoint& p : points) {
-        Json pt;
-        pt.Set("bytes", p.bytes);
-        pt.Set("gbps", p.gbps);
-        pt.Set("group", p.group);
-        pt.Set("batch", p.batch);
-        curve.Push(std::move(pt));
-      }
-      return curve;
-    };
-    m.Set("curve", curve_json(h.measured->curve));
-    m.Set("weights_curve", curve_json(h.measured->weights_curve));
+    // Each point's second axis too (CurveJson): without `group` a grouped
+    // curve reads as one curve with repeated byte counts, and without `batch`
+    // the weights curve loses what it was measured at.
+    m.Set("curve", CurveJson(h.measured->curve));
+    m.Set("weights_curve", CurveJson(h.measured->weights_curve));
     j.Set("measured", std::move(m));
   }
   return j;

@@ -66,12 +66,9 @@ Json ModelJson(const ModelSpec& m) {
   return j;
 }
 
-// One model as field,value rows for machines: plain numbers, the unit in
-// the field name (the text's "163,840 (160K)" and "4,096 B (4.00 KiB)" do
-// not parse). Words stay words (attention kind, the groups summary).
-std::string OneCsv(const ModelSpec& m) {
-  Table t({"field", "value"});
-  auto add = [&](std::string k, std::string v) { t.AddRow({std::move(k), std::move(v)}); };
+// The fields the text and CSV views of one model print alike.
+template <class Add>
+void AddIdentity(const ModelSpec& m, Add& add) {
   add("name", m.name);
   add("hf_repo", m.hf_repo);
   add("architecture", m.architecture);
@@ -80,6 +77,15 @@ std::string OneCsv(const ModelSpec& m) {
   add("hidden_size", std::to_string(m.hidden_size));
   add("query_heads", std::to_string(m.query_heads));
   add("kv_heads", std::to_string(m.kv_heads));
+}
+
+// One model as field,value rows for machines: plain numbers, the unit in
+// the field name (the text's "163,840 (160K)" and "4,096 B (4.00 KiB)" do
+// not parse). Words stay words (attention kind, the groups summary).
+std::string OneCsv(const ModelSpec& m) {
+  Table t({"field", "value"});
+  auto add = [&](std::string k, std::string v) { t.AddRow({std::move(k), std::move(v)}); };
+  AddIdentity(m, add);
   add("head_dim", std::to_string(m.head_dim));
   add("v_head_dim", std::to_string(m.v_head_dim));
   if (m.mla) {
@@ -105,17 +111,14 @@ void ShowOne(const ModelSpec& m, Format format) {
     Print(ModelJson(m).Dump() + "\n");
     return;
   }
+  if (format == Format::kCsv) {
+    Print(OneCsv(m));
+    return;
+  }
   Table t({"field", "value"});
   t.SetAlign(1, Table::Align::kLeft);
   auto add = [&](std::string k, std::string v) { t.AddRow({std::move(k), std::move(v)}); };
-  add("name", m.name);
-  add("hf_repo", m.hf_repo);
-  add("architecture", m.architecture);
-  add("attention", m.AttentionKind());
-  add("layers", std::to_string(m.layers));
-  add("hidden_size", std::to_string(m.hidden_size));
-  add("query_heads", std::to_string(m.query_heads));
-  add("kv_heads", std::to_string(m.kv_heads));
+  AddIdentity(m, add);
   add("head_dim", m.head_dim == m.v_head_dim
                       ? std::to_string(m.head_dim)
                       : fmt::format("{} (v_head_dim {})", m.head_dim, m.v_head_dim));
@@ -137,11 +140,7 @@ void ShowOne(const ModelSpec& m, Format format) {
   uint64_t bpt = Fp16BytesPerToken(m);
   add("KV bytes/token (fp16)", fmt::format("{} B ({})", WithCommas(bpt), FormatGiB(bpt)));
   add("source", m.source);
-  if (format == Format::kCsv) {
-    Print(OneCsv(m));
-  } else {
-    Print(t.Text(""));
-  }
+  Print(t.Text(""));
 }
 
 void Run(const ModelsOptions& o) {
