@@ -706,7 +706,11 @@ TEST_CASE("llama.cpp: the largest max_model_len is the --concurrency answer at -
       CAPTURE(np);
       CapacityResult r = Run(m, "b200", c);
       if (r.HasError()) continue;
-      CHECK(r.largest_max_model_len == MaxModelLenAtConcurrency(r, np));
+      // The largest length is the edge of what fits at -np sequences: it fits
+      // and one token more does not (unless it is the model's own limit).
+      const uint64_t len = r.largest_max_model_len;
+      if (len > 0) CHECK(r.FitsAtConcurrency(len, np));
+      if (len < r.model_max_context) CHECK(!r.FitsAtConcurrency(len + 1, np));
       // The configuration fits exactly when its own context does.
       if (r.max_model_len <= r.model_max_context) {
         CHECK(r.fits == (r.largest_max_model_len >= r.max_model_len));

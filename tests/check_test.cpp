@@ -374,7 +374,10 @@ TEST_CASE("vLLM --dtype and --quantization: the model's dtype and the weights' f
   CHECK(tokens("--quantization fp8 --dtype bfloat16", "bf16") == fp8);
   CHECK(tokens("--dtype float16 --quantization fp8", "fp16") == fp8);  // same bytes per element
   CHECK(tokens("--dtype bfloat16", "bf16") < fp8);  // bf16 weights leave less for the cache
-  CHECK(tokens("--dtype float", "fp16") == tokens("--dtype float32", "fp16"));
+  // --dtype float32 named outright: fp32 weights and an fp32 cache (vLLM's
+  // model dtype; only "auto" serves an fp32 checkpoint in 16 bits).
+  CHECK(tokens("--dtype float", "fp32") == tokens("--dtype float32", "fp32"));
+  CHECK(tokens("--dtype float32", "fp32") < tokens("--dtype float16", "fp16"));
   const auto bad = RunKvplan(head + "--quantization bitsandbytes" + tail);
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "kvplan: error: --vllm-args: --quantization: unknown weight dtype "

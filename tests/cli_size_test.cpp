@@ -181,6 +181,11 @@ TEST_CASE(
   CliResult s = RunKvplan("size mistral-7b-v0.1 -c 1K --explain");
   CHECK(s.out.find("prefill attention work quadruples") != std::string::npos);
   CHECK(s.out.find("time per output token grows with it") != std::string::npos);
+  // A short context of a model without windows: causal pairs grow (4n + 2) / (n + 1)
+  // = 3.96x at n = 100, still "quadruples", never "in windowed layers".
+  CliResult f = RunKvplan("size falcon-7b -c 100 --explain");
+  CHECK(f.out.find("prefill attention work quadruples") != std::string::npos);
+  CHECK(f.out.find("windowed") == std::string::npos);
 }
 
 TEST_CASE("models --format csv: plain numbers, the unit in the name") {

@@ -47,9 +47,9 @@ struct EngineConfig {
                                         // llama.cpp 256 (cell padding)
   std::string kv_cache_dtype = "auto";  // a CacheDtype name; "auto" = from the weights
   std::string weight_dtype;             // "": the model's; else fp16|bf16|fp8|int8|int4|...
-  // The activation (model) dtype where the weights are quantized to another
-  // format (vLLM --dtype beside --quantization): what an "auto" cache
-  // follows. "": the weight dtype's 16-bit activations.
+  // The model (activation) dtype where a deployment names it (vLLM/SGLang
+  // --dtype float16|bfloat16|float32, also beside --quantization): what an
+  // "auto" cache is. "": from the weight dtype (AutoCacheDtype).
   std::string activation_dtype;
   uint64_t quant_group_size = 128;      // int4/int8 per-group scale granularity
 

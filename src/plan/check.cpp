@@ -190,12 +190,15 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   // vLLM: --quantization is the weights' format, --dtype the model's (the
   // activations, and the weights where nothing quantizes them).
   const auto given = [](const std::optional<std::string>& v) { return v && *v != "auto"; };
-  if (given(a.quantization)) {
-    c.weight_dtype = *a.quantization;
-    if (given(a.weight_dtype)) c.activation_dtype = FindWeightFormat(*a.weight_dtype, 0).name;
-  } else if (given(a.weight_dtype)) {
+  if (given(a.weight_dtype)) {
     c.weight_dtype = *a.weight_dtype;
+    // A float dtype named outright is the model's dtype, which an auto cache
+    // takes (--dtype float32: an fp32 cache; only "auto" serves an fp32
+    // checkpoint in 16 bits).
+    const std::string act = FindWeightFormat(*a.weight_dtype, 0).name;
+    if (act == "fp32" || act == "fp16" || act == "bf16") c.activation_dtype = act;
   }
+  if (given(a.quantization)) c.weight_dtype = *a.quantization;
   c.tp = a.tp.value_or(1);
   c.pp = a.pp.value_or(1);
   c.dp = a.dp.value_or(1);

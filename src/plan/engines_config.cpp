@@ -27,8 +27,8 @@ std::string ResolvedWeightDtype(const ModelSpec& m, const EngineConfig& c) {
 std::string ResolvedCacheDtype(const EngineConfig& c, const std::string& weight_dtype) {
   if (!c.kv_cache_dtype.empty() && c.kv_cache_dtype != "auto") return c.kv_cache_dtype;
   if (c.engine == Engine::kLlamaCpp) return "fp16";
-  return std::string(AutoCacheDtype(c.activation_dtype.empty() ? weight_dtype
-                                                               : c.activation_dtype));
+  if (!c.activation_dtype.empty()) return c.activation_dtype;  // fp32, fp16 or bf16
+  return std::string(AutoCacheDtype(weight_dtype));
 }
 
 EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu, const EngineConfig& in) {

@@ -55,10 +55,12 @@ void WriteFileAtomic(const std::string& path, const std::string& text, bool forc
     done += static_cast<size_t>(n);
   }
   fchmod(fd, 0644);
-  if (fsync(fd) != 0 || close(fd) != 0) {
-    const int err = errno;
+  // Closed whatever fsync says; the first failure is the one reported.
+  int sync_err = fsync(fd) != 0 ? errno : 0;
+  if (close(fd) != 0 && sync_err == 0) sync_err = errno;
+  if (sync_err != 0) {
     std::remove(tmp.c_str());
-    Fail("{}: write failed: {}", path, std::strerror(err));
+    Fail("{}: write failed: {}", path, std::strerror(sync_err));
   }
   // Without --force, the rename itself refuses an existing name, so a file
   // that appeared since the check above is not overwritten either (where the
