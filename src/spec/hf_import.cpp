@@ -6,6 +6,7 @@
 #include <cctype>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "spec/model_reader.h"
@@ -805,16 +806,13 @@ HfImport ImportHfConfig(const std::string& text, const std::string& file,
   try {
     out.spec = ParseModelYaml(out.yaml, kGenerated);
   } catch (const Error& e) {
-    std::string msg = e.what();
-    std::string field;
-    if (msg.rfind(kGenerated + ":", 0) == 0) {
-      // "(generated spec):L:C: field: why" -> "field: why"
-      size_t at = kGenerated.size();
-      for (int colons = 0; colons < 2 && at != std::string::npos; ++colons) {
-        at = msg.find(':', at + 1);
-      }
-      if (at != std::string::npos) msg = msg.substr(std::min(msg.size(), at + 2));
-      field = msg.substr(0, msg.find(':'));
+    // "(generated spec):L:C: field: why" -> "field: why"
+    static const std::regex kAt(R"(^\(generated spec\):\d+:\d+: (([^:]*):.*)$)");
+    std::string msg = e.what(), field;
+    std::smatch at;
+    if (std::regex_match(msg, at, kAt)) {
+      field = at[2];
+      msg = at[1];
     }
     auto why = d.why.find(field);
     if (why != d.why.end()) {

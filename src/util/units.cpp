@@ -45,34 +45,26 @@ bool ParseDecimal(std::string_view text, Decimal& out, std::string_view& rest) {
 // 131,072 or 131_072; anywhere else they are an error, not skipped: "1,5K"
 // (a decimal comma) would otherwise read as 15K.
 void CheckGrouping(std::string_view t, std::string_view text, std::string_view what) {
-  int run = 0;  // digits since the start or the last separator
-  bool grouped = false;
-  const auto bad = [&] {
+  const std::string_view num = t.substr(0, t.find_first_not_of("0123456789,_."));
+  const size_t point = num.find('.');
+  const std::string_view whole = num.substr(0, point);
+  // No separator in the fraction; in a grouped whole part the first group
+  // 1-3 digits, every later one exactly 3.
+  bool odd =
+      point != std::string_view::npos && num.find_first_of(",_", point) != std::string_view::npos;
+  const bool grouped = whole.find_first_of(",_") != std::string_view::npos;
+  for (size_t start = 0; grouped && !odd;) {
+    const size_t sep = whole.find_first_of(",_", start);
+    const size_t len = (sep == std::string_view::npos ? whole.size() : sep) - start;
+    odd = start == 0 ? len == 0 || len > 3 : len != 3;
+    if (sep == std::string_view::npos) break;
+    start = sep + 1;
+  }
+  if (odd) {
     Fail("{}: '{}' groups its digits oddly (',' and '_' only between groups of three digits, "
          "as in 131,072; a decimal point is '.')",
          what, text);
-  };
-  for (char c : t) {
-    if (c >= '0' && c <= '9') {
-      ++run;
-    } else if (c == ',' || c == '_') {
-      if (run == 0 || run > 3 || (grouped && run != 3)) bad();
-      grouped = true;
-      run = 0;
-    } else {
-      if (grouped && run != 3) bad();  // the last group, ended by a point or a suffix
-      if (c == '.') {
-        // No separators in the fraction.
-        const std::string_view frac = t.substr(t.find('.') + 1);
-        for (char f : frac) {
-          if (f == ',' || f == '_') bad();
-          if (!(f >= '0' && f <= '9')) break;
-        }
-      }
-      return;
-    }
   }
-  if (grouped && run != 3) bad();
 }
 
 u128 Pow10(int n) {
