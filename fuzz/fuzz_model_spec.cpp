@@ -1,9 +1,11 @@
 // Fuzzes the model spec reader (ParseModelYaml: YAML -> validated ModelSpec)
 // and then every function plan/ runs on a spec the reader accepted: the KV
-// cost for every cache dtype and a few tensor-parallel sizes, the layer map
-// and --explain. A validated spec must never make those crash or loop.
+// cost for every cache dtype and a few tensor-parallel sizes, the layer map,
+// --explain and the weights in the checkpoint's format. A validated spec must never make those
+// crash or loop.
 #include "fuzz_common.h"
 #include "plan/kv.h"
+#include "plan/weights.h"
 #include "report/explain.h"
 #include "spec/cache_dtype.h"
 #include "spec/model_reader.h"
@@ -35,6 +37,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         fuzz::CheckMessage(e);
       }
     }
+  }
+  try {
+    const ModelTensors tensors = BuildModelTensors(m);
+    const WeightFormat format = ModelWeightFormat(m, "");
+    (void)WeightFormatLabel(format);
+    for (uint64_t tp : {1, 3, 8}) {
+      (void)StageWeightBytes(tensors, format, tp, 0, tensors.layers.size(), true, true);
+    }
+  } catch (const Error& e) {
+    fuzz::CheckMessage(e);
   }
   return 0;
 }

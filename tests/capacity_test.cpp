@@ -182,6 +182,34 @@ TEST_CASE("vLLM: int8 weights of Llama-3.1-70B match 'Loading model weights took
   CHECK(static_cast<double>(bf16 + 32 * kMiB) / kGiB == doctest::Approx(14.9888).epsilon(0.0001));
 }
 
+TEST_CASE("checkpoint quantization: DeepSeek-V3 on 8 x H200 and gpt-oss-120b on one H100 fit") {
+  // Both are published quantized (DeepSeek-V3 fp8 in 128 x 128 blocks,
+  // gpt-oss MXFP4 experts) and served that way by default; in bf16 neither
+  // would fit, which is what kvplan said before it read quantization_config.
+  EngineConfig c;
+  c.tp = 8;
+  CapacityResult ds = Run(LoadModel("deepseek-v3"), "h200", c);
+  REQUIRE_FALSE(ds.HasError());
+  CHECK(ds.weight_dtype == "fp8");
+  CHECK(ds.weight_format == "fp8 (128x128 blocks)");
+  CHECK(ds.kv_cache_dtype == "bf16");  // the activations' type, as vLLM's "auto"
+  CHECK(ds.max_concurrency > 3.9);     // 160K-token requests, MLA latent on every rank
+  c.weight_dtype = "bf16";
+  CapacityResult ds16 = Run(LoadModel("deepseek-v3"), "h200", c);
+  REQUIRE(ds16.HasError());
+  CHECK(std::any_of(ds16.lints.begin(), ds16.lints.end(),
+                    [](const Lint& l) { return l.code == "weights-fit"; }));
+  CHECK(ds16.weight_format == "bf16");
+
+  CapacityResult oss = Run(LoadModel("gpt-oss-120b"), "h100-sxm", EngineConfig{});
+  REQUIRE_FALSE(oss.HasError());
+  CHECK(oss.weight_format == "mxfp4 (experts; the rest 16-bit)");
+  CHECK(oss.weights_bytes < 61 * kGiB);
+  EngineConfig b;
+  b.weight_dtype = "bf16";
+  CHECK(Run(LoadModel("gpt-oss-120b"), "h100-sxm", b).HasError());
+}
+
 TEST_CASE("SGLang S-1: K and V sizes from #tokens, Qwen3-235B-A22B at tp 4") {
   // https://github.com/vllm-project/vllm/issues/21348: "KV Cache is allocated. #tokens: 367404,
   // K size: 8.23 GB, V size: 8.23 GB" (SGLang's GB is bytes / 2^30).
@@ -574,7 +602,7 @@ TEST_CASE("every model x GPU x engine: invariants") {
           }
           CHECK(layers == m.layers);
           const ModelTensors t = BuildModelTensors(m);
-          const WeightFormat f = FindWeightFormat(base.weight_dtype);
+          const WeightFormat f = ResolvedWeightFormat(m, c);
           // Only a tied embedding is loaded twice: on the first stage and as lm_head on the last.
           const uint64_t twice = m.tie_embeddings ? TensorBytes(t.model.front(), f, 1) : 0;
           CHECK(weights == ModelWeightBytes(t, f) + twice);

@@ -378,6 +378,22 @@ TEST_CASE("vLLM --dtype and --quantization: the model's dtype and the weights' f
   // model dtype; only "auto" serves an fp32 checkpoint in 16 bits).
   CHECK(tokens("--dtype float", "fp32") == tokens("--dtype float32", "fp32"));
   CHECK(tokens("--dtype float32", "fp32") < tokens("--dtype float16", "fp16"));
+  // A quantized checkpoint keeps its weights under a float --dtype: vLLM
+  // reads DeepSeek-V3's quantization_config (fp8, 128 x 128 blocks) whatever
+  // the activations are. bf16 weights would not fit 8 x H200 at all.
+  const auto ds = [&](const std::string& flags) {
+    return RunKvplan("check --vllm-args \"vllm serve deepseek-ai/DeepSeek-V3 -tp 8 " + flags +
+                     "\" --gpu h200 --require-concurrency 1 --format json");
+  };
+  const auto ds_auto = ds("");
+  CHECK(ds_auto.exit_code == 0);
+  const auto ds_bf16 = ds("--dtype bfloat16");
+  CHECK(ds_bf16.exit_code == 0);
+  CHECK(ds_bf16.out == ds_auto.out);
+  CHECK(ds("--quantization fp8").out == ds_auto.out);
+  const auto ds_f32 = ds("--dtype float32");  // fp8 weights, an fp32 cache: still starts
+  CHECK(ds_f32.exit_code == 0);
+  CHECK(ds_f32.out.find("fp32 cache\"") != std::string::npos);
   const auto bad = RunKvplan(head + "--quantization bitsandbytes" + tail);
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "kvplan: error: --vllm-args: --quantization: unknown weight dtype "

@@ -96,7 +96,14 @@ TEST_CASE("the importer records its assumptions as comments") {
   std::string g = ImportHfConfigFile(Fixture("gpt2")).yaml;
   CHECK(g.find("no torch_dtype in the config: transformers loads float32") != std::string::npos);
   std::string d = ImportHfConfigFile(Fixture("deepseek-v3")).yaml;
-  CHECK(d.find("quantization_config says fp8") != std::string::npos);
+  CHECK(d.find("quantization:                         # quantization_config\n"
+               "  format: fp8                         # quant_method fp8\n"
+               "  block: 128                          # weight_block_size [128, 128]\n") !=
+        std::string::npos);
+  std::string o = ImportHfConfigFile(Fixture("gpt-oss-20b")).yaml;
+  CHECK(o.find("  format: mxfp4                       # quant_method mxfp4\n"
+               "  parts: [experts]                    # modules_to_not_convert: self_attn (and "
+               "router, embeddings)\n") != std::string::npos);
 }
 
 TEST_CASE("variants: Falcon new decoder, RW names, Qwen sliding windows, no layer_types") {

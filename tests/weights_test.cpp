@@ -89,3 +89,74 @@ TEST_CASE("weights per pipeline stage: first stage has the embedding, last the l
 }
 
 }  // namespace kvplan
+
+namespace kvplan {
+
+TEST_CASE("checkpoint formats: fp8 block scales, quantized parts, and what overrides them") {
+  QuantSpec block;
+  block.format = "fp8";
+  block.block = 128;
+  const WeightFormat f = CheckpointWeightFormat(block);
+  WeightTensor w;
+  w.linear = true;
+  w.part = TensorPart::kMlp;
+  w.rows = 7168;  // DeepSeek-V3 shared expert down_proj, 2048 -> 7168: 56 x 16 blocks
+  w.cols = 2048;
+  w.split = TpSplit::kRow;
+  CHECK(TensorBytes(w, f, 1) == 7168ull * 2048 + 56 * 16 * 4);
+  // A partial block still has its scale: 7168 x 2048 / tp 3 -> 683 columns, 6 blocks.
+  CHECK(TensorBytes(w, f, 3) == 7168ull * 683 + 56 * 6 * 4);
+  CHECK(WeightFormatLabel(f) == "fp8 (128x128 blocks)");
+  CHECK(WeightFormatLabel(FindWeightFormat("fp8")) == "fp8");
+
+  QuantSpec experts;
+  experts.format = "mxfp4";
+  experts.parts = {"experts"};
+  const WeightFormat x = CheckpointWeightFormat(experts);
+  CHECK(WeightFormatLabel(x) == "mxfp4 (experts; the rest 16-bit)");
+  w.rows = w.cols = 2880;
+  w.part = TensorPart::kExperts;
+  CHECK(TensorBytes(w, x, 1) == 2880ull * 2880 / 2 + 2880ull * 90);  // 4 bits + e8m0 per 32
+  w.part = TensorPart::kAttention;
+  CHECK(TensorBytes(w, x, 1) == 2880ull * 2880 * 2);  // not converted: bf16
+
+  // The model's format: --weight-dtype wins, but naming the checkpoint's own
+  // type keeps its blocks and parts (the engine reads them from the checkpoint).
+  const ModelSpec ds = LoadModel("deepseek-v3");
+  CHECK(WeightFormatLabel(ModelWeightFormat(ds, "")) == "fp8 (128x128 blocks)");
+  CHECK(WeightFormatLabel(ModelWeightFormat(ds, "fp8")) == "fp8 (128x128 blocks)");
+  CHECK(WeightFormatLabel(ModelWeightFormat(ds, "bf16")) == "bf16");
+  CHECK(WeightFormatLabel(ModelWeightFormat(ds, "int4")) == "int4");
+  CHECK(WeightFormatLabel(ModelWeightFormat(LoadModel("llama-3.1-8b"), "")) == "bf16");
+  CHECK(WeightFormatLabel(ModelWeightFormat(LoadModel("gpt-oss-120b"), "mxfp4")) ==
+        "mxfp4 (experts; the rest 16-bit)");
+}
+
+TEST_CASE("published checkpoints: gpt-oss in MXFP4, DeepSeek-V3 in block fp8") {
+  // gpt-oss-120b as llama.cpp loads its MXFP4 GGUF: "file size = 60.87 GiB
+  // (4.48 BPW)", 108 mxfp4 tensors (the experts), 146 bf16 and 433 f32
+  // (ollama/ollama#16416). The GGUF keeps norms, biases and sinks in f32
+  // (~0.08 GiB more than bf16, mostly the experts' biases) and its header:
+  // within 0.3 %.
+  const ModelSpec oss = LoadModel("gpt-oss-120b");
+  const ModelTensors t = BuildModelTensors(oss);
+  const double gib = static_cast<double>(ModelWeightBytes(t, ModelWeightFormat(oss, ""))) /
+                     static_cast<double>(1ull << 30);
+  CHECK(gib == doctest::Approx(60.87).epsilon(0.003));
+  CHECK(gib < 60.87);
+  // The same model in bf16 throughout would not fit an 80 GB GPU.
+  CHECK(ModelWeightBytes(t, FindWeightFormat("bf16")) >
+        3 * ModelWeightBytes(t, ModelWeightFormat(oss, "")));
+
+  // DeepSeek-V3: 671.0B parameters, one byte each in fp8, plus a second byte
+  // for what stays bf16 (embedding and lm_head: 2 x 129,280 x 7,168 =
+  // 1.853 GB; router gates 0.106 GB; norms) and the fp32 block scales (one
+  // per 16,384 weights: 0.164 GB).
+  const ModelSpec ds = LoadModel("deepseek-v3");
+  const ModelTensors d = BuildModelTensors(ds);
+  const uint64_t fp8 = ModelWeightBytes(d, ModelWeightFormat(ds, ""));
+  CHECK(fp8 - ds.params > 1'853'222'912ull + 106'000'000 + 160'000'000);
+  CHECK(fp8 - ds.params < 1'853'222'912ull + 107'000'000 + 166'000'000);
+}
+
+}  // namespace kvplan

@@ -93,7 +93,8 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
   const EngineConfig& c = r.config;
   std::string out;
   out += fmt::format("{} on {} · {} · tp {} · pp {} · dp {} · weights {} · KV cache {}\n", m.name,
-                     gpu.display_name, r.engine_name, c.tp, c.pp, c.dp, r.weight_dtype, r.kv_cache_dtype);
+                     gpu.display_name, r.engine_name, c.tp, c.pp, c.dp, r.weight_format,
+                     r.kv_cache_dtype);
   if (c.engine == Engine::kLlamaCpp) {
     out += fmt::format("n_ctx {} cells ({} sequences x {} tokens) · n_ubatch {}\n\n", WithCommas(r.cells),
                        c.n_parallel, WithCommas(c.max_model_len), c.n_ubatch);
@@ -215,6 +216,7 @@ Json ToJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r
   j.Set("engine", r.engine_name);
   j.Set("kv_cache_dtype", r.kv_cache_dtype);
   j.Set("weight_dtype", r.weight_dtype);
+  j.Set("weight_format", r.weight_format);
   j.Set("memory_fraction", c.memory_fraction);
   j.Set("max_model_len", c.max_model_len);
   j.Set("max_num_seqs", c.max_num_seqs);

@@ -170,6 +170,7 @@ Json ToJson(const Setup& s, const StepEstimate& decode, const StepEstimate& pref
   j.Set("hardware", s.hw.name);
   j.Set("tp", s.cost.tp);
   j.Set("weight_dtype", s.cost.weight_dtype);
+  j.Set("weight_format", s.cost.weight_format);
   j.Set("kv_cache_dtype", s.kv_dtype);
   j.Set("context_tokens", s.context);
   j.Set("batch", s.batch);
@@ -244,7 +245,7 @@ std::string ToText(const Setup& s, const StepEstimate& decode, const StepEstimat
                    const std::vector<uint64_t>& batches) {
   std::string out;
   out += fmt::format("{} on {} · weights {} · KV cache {} · tensor parallel {}\n", s.model.name,
-                     s.hw.display_name, s.cost.weight_dtype, s.kv_dtype, s.cost.tp);
+                     s.hw.display_name, s.cost.weight_format, s.kv_dtype, s.cost.tp);
   out += fmt::format("bandwidth: {}\n", BandwidthSource(s.hw, s.cost.attention_group));
   if (s.cost.compute_dtype == s.cost.attention_dtype) {
     out +=
@@ -342,8 +343,7 @@ Setup Prepare(const LatencyOptions& o) {
   const CacheDtype& dtype = ResolveCacheDtype(s.model, o.dtype);
   s.kv_dtype = dtype.name;
   CheckKvConfig(s.model, dtype, o.tp);
-  const WeightFormat format =
-      FindWeightFormat(o.weight_dtype.empty() ? s.model.weight_dtype : o.weight_dtype);
+  const WeightFormat format = ModelWeightFormat(s.model, o.weight_dtype);
   s.cost = ComputeModelCost(s.model, dtype, format, o.tp);
   return s;
 }
@@ -385,7 +385,8 @@ void SetupLatencyCommand(CLI::App& app, int& exit_code) {
   sub->add_option("--kv-cache-dtype", o->dtype, "auto (= weights), fp16, bf16, fp8, int8, ...")
       ->capture_default_str();
   sub->add_option("--weight-dtype", o->weight_dtype,
-                  "Override the model's weights: fp16, bf16, fp8, int8, int4, nvfp4, mxfp4");
+                  "Override the weights: fp16, bf16, fp8, int8, int4, nvfp4, mxfp4 (default: as "
+                  "published, e.g. DeepSeek-V3 fp8 in 128x128 blocks)");
   sub->add_option("--tp,--tensor-parallel-size", o->tp, "Tensor-parallel ranks (also -tp)")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));

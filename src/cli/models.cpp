@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/models_verify.h"
 #include "plan/kv.h"
+#include "plan/weights.h"
 #include "report/json.h"
 #include "report/table.h"
 #include "spec/catalog.h"
@@ -52,6 +53,11 @@ Json ModelJson(const ModelSpec& m) {
   j.Set("max_context", m.max_context);
   j.Set("params", m.params);
   j.Set("weight_dtype", m.weight_dtype);
+  if (m.quantization) {
+    j.Set("quantization", WeightFormatLabel(CheckpointWeightFormat(*m.quantization)));
+  } else {
+    j.Set("quantization", nullptr);
+  }
   j.Set("bytes_per_token_fp16", Fp16BytesPerToken(m));
   Json groups = Json::MakeArray();
   for (const LayerGroup& g : m.groups) {
@@ -96,6 +102,8 @@ std::string OneCsv(const ModelSpec& m) {
   add("max_context_tokens", std::to_string(m.max_context));
   add("params", std::to_string(m.params));
   add("weight_dtype", m.weight_dtype);
+  add("quantization",
+      m.quantization ? WeightFormatLabel(CheckpointWeightFormat(*m.quantization)) : "");
   if (m.moe) {
     add("moe_experts", std::to_string(m.moe->experts));
     add("moe_experts_per_token", std::to_string(m.moe->experts_per_token));
@@ -130,6 +138,9 @@ void ShowOne(const ModelSpec& m, Format format) {
   add("max_context", FormatTokens(m.max_context));
   add("params", WithCommas(m.params));
   add("weight_dtype", m.weight_dtype);
+  if (m.quantization) {
+    add("quantized weights", WeightFormatLabel(CheckpointWeightFormat(*m.quantization)));
+  }
   if (m.moe) {
     add("moe", fmt::format("{} experts, {} per token{}", m.moe->experts,
                            m.moe->experts_per_token,

@@ -305,11 +305,12 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   r.max_model_len = c.max_model_len;
   r.model_max_context = m.max_context;
   if (r.HasError()) return r;
-  r.weight_dtype = ResolvedWeightDtype(m, c);  // known valid: LintConfig resolved it
+  const WeightFormat format = ResolvedWeightFormat(m, c);  // known valid: LintConfig resolved it
+  r.weight_dtype = format.name;
+  r.weight_format = WeightFormatLabel(format);
 
   const CacheDtype& dtype = FindCacheDtype(ResolvedCacheDtype(c, r.weight_dtype));
   r.kv_cache_dtype = dtype.name;
-  const WeightFormat format = FindWeightFormat(r.weight_dtype, c.quant_group_size);
   const ModelTensors tensors = BuildModelTensors(m);
   r.reserve = ModelReserve(m, gpu, c);
 

@@ -134,6 +134,7 @@ struct CapacityResult {
   std::string engine_name;    // "vllm", "sglang", "trtllm", "llama.cpp"
   std::string kv_cache_dtype; // resolved CacheDtype name
   std::string weight_dtype;   // resolved
+  std::string weight_format;  // its label: "fp8 (128x128 blocks)" (WeightFormatLabel)
 
   // Parallel layout.
   uint64_t gpus_per_replica = 1;  // tp * pp
@@ -217,9 +218,13 @@ struct CapacityResult {
 EngineConfig ResolveEngineConfig(const ModelSpec& model, const HardwareSpec& gpu,
                                  const EngineConfig& config);
 
-/// The weight format the engine runs: --weight-dtype, else the model's
-/// (fp32 checkpoints run in bf16 on vLLM, SGLang and TRT-LLM). Throws Error
-/// for an unknown name.
+/// The weight format the engine runs: --weight-dtype (or a deployment's
+/// quantization), else the checkpoint's quantization, else a float dtype the
+/// deployment names, else the model's (fp32 checkpoints run in bf16 on vLLM,
+/// SGLang and TRT-LLM). Throws Error for an unknown name.
+WeightFormat ResolvedWeightFormat(const ModelSpec& model, const EngineConfig& config);
+
+/// ResolvedWeightFormat's name: fp16, bf16, fp8, ...
 std::string ResolvedWeightDtype(const ModelSpec& model, const EngineConfig& config);
 
 /// The cache dtype name: --kv-cache-dtype, or for "auto" the weights' 16-bit

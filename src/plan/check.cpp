@@ -139,7 +139,7 @@ void LatencyItems(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfi
     return;
   }
   const CacheDtype& dtype = FindCacheDtype(cap.kv_cache_dtype);
-  const WeightFormat format = FindWeightFormat(cap.weight_dtype, cap.config.quant_group_size);
+  const WeightFormat format = ResolvedWeightFormat(m, cap.config);
   const ModelCost cost = ComputeModelCost(m, dtype, format, cap.config.tp);
   const std::string bw = HasMeasuredCurve(gpu) ? "measured bandwidth curve"
                                                : fmt::format("datasheet bandwidth x {:g}",
@@ -191,12 +191,16 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   // activations, and the weights where nothing quantizes them).
   const auto given = [](const std::optional<std::string>& v) { return v && *v != "auto"; };
   if (given(a.weight_dtype)) {
-    c.weight_dtype = *a.weight_dtype;
     // A float dtype named outright is the model's dtype, which an auto cache
     // takes (--dtype float32: an fp32 cache; only "auto" serves an fp32
-    // checkpoint in 16 bits).
+    // checkpoint in 16 bits), and the weights' unless the checkpoint is
+    // quantized (DeepSeek-V3's fp8 weights stay fp8 under --dtype bfloat16).
     const std::string act = FindWeightFormat(*a.weight_dtype, 0).name;
-    if (act == "fp32" || act == "fp16" || act == "bf16") c.activation_dtype = act;
+    if (act == "fp32" || act == "fp16" || act == "bf16") {
+      c.activation_dtype = act;
+    } else {
+      c.weight_dtype = *a.weight_dtype;
+    }
   }
   if (given(a.quantization)) c.weight_dtype = *a.quantization;
   c.tp = a.tp.value_or(1);

@@ -17,11 +17,19 @@ void AddLint(std::vector<Lint>& lints, Severity s, std::string code, std::string
 
 }  // namespace
 
-std::string ResolvedWeightDtype(const ModelSpec& m, const EngineConfig& c) {
-  if (!c.weight_dtype.empty()) return FindWeightFormat(c.weight_dtype, c.quant_group_size).name;
+WeightFormat ResolvedWeightFormat(const ModelSpec& m, const EngineConfig& c) {
+  if (!c.weight_dtype.empty() || m.quantization) {
+    return ModelWeightFormat(m, c.weight_dtype, c.quant_group_size);
+  }
+  // A float dtype named outright casts the (unquantized) weights to it.
+  if (!c.activation_dtype.empty()) return FindWeightFormat(c.activation_dtype);
   // vLLM/SGLang/TRT-LLM run fp32 checkpoints in bf16 (dtype "auto").
-  if (m.weight_dtype == "fp32" && c.engine != Engine::kLlamaCpp) return "bf16";
-  return m.weight_dtype;
+  if (m.weight_dtype == "fp32" && c.engine != Engine::kLlamaCpp) return FindWeightFormat("bf16");
+  return FindWeightFormat(m.weight_dtype, c.quant_group_size);
+}
+
+std::string ResolvedWeightDtype(const ModelSpec& m, const EngineConfig& c) {
+  return ResolvedWeightFormat(m, c).name;
 }
 
 std::string ResolvedCacheDtype(const EngineConfig& c, const std::string& weight_dtype) {

@@ -1,5 +1,8 @@
 #include "plan/weights.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <array>
 
@@ -163,14 +166,37 @@ void AddMamba(const ModelSpec& m, std::vector<WeightTensor>& out) {
 
 uint64_t Bits(const WeightTensor& t, const WeightFormat& f, uint64_t rows, uint64_t cols) {
   const uint64_t elems = CheckedMul(rows, cols, "weight elements");
-  if (!t.linear) return CheckedMul(elems, f.dense_bytes * 8, "weight bits");
+  if (!t.linear || !f.Quantizes(t.part)) return CheckedMul(elems, f.dense_bytes * 8, "weight bits");
   uint64_t bits = CheckedMul(elems, f.bits, "weight bits");
   if (f.group_elems != 0) {
     bits = CheckedAdd(bits, CheckedMul(CheckedMul(rows, CeilDiv(cols, f.group_elems)),
                                        f.group_scale_bits, "weight scale bits"));
   }
+  if (f.block_edge != 0) {
+    bits = CheckedAdd(
+        bits, CheckedMul(CheckedMul(CeilDiv(rows, f.block_edge), CeilDiv(cols, f.block_edge)),
+                         f.block_scale_bits, "weight scale bits"));
+  }
   bits = CheckedAdd(bits, CheckedMul(rows, f.row_scale_bytes * 8, "weight scale bits"));
   return CheckedAdd(bits, f.tensor_scale_bytes * 8, "weight bits");
+}
+
+}  // namespace
+
+namespace {
+
+WeightFormat Format(std::string name, uint64_t bits, uint64_t group_elems,
+                    uint64_t group_scale_bits, uint64_t row_scale_bytes,
+                    uint64_t tensor_scale_bytes, uint64_t dense_bytes) {
+  WeightFormat f;
+  f.name = std::move(name);
+  f.bits = bits;
+  f.group_elems = group_elems;
+  f.group_scale_bits = group_scale_bits;
+  f.row_scale_bytes = row_scale_bytes;
+  f.tensor_scale_bytes = tensor_scale_bytes;
+  f.dense_bytes = dense_bytes;
+  return f;
 }
 
 }  // namespace
@@ -179,25 +205,82 @@ WeightFormat FindWeightFormat(std::string_view name, uint64_t group_size) {
   if (group_size == 0) group_size = 128;
   WeightFormat f;
   if (name == "fp32" || name == "float32" || name == "float") {
-    f = {"fp32", 32, 0, 0, 0, 0, 4};
+    f = Format("fp32", 32, 0, 0, 0, 0, 4);
   } else if (name == "fp16" || name == "float16" || name == "half") {
-    f = {"fp16", 16, 0, 0, 0, 0, 2};
+    f = Format("fp16", 16, 0, 0, 0, 0, 2);
   } else if (name == "bf16" || name == "bfloat16") {
-    f = {"bf16", 16, 0, 0, 0, 0, 2};
+    f = Format("bf16", 16, 0, 0, 0, 0, 2);
   } else if (name == "fp8" || name == "fp8_e4m3") {
-    f = {"fp8", 8, 0, 0, 0, 4, 2};  // one fp32 scale per tensor
+    f = Format("fp8", 8, 0, 0, 0, 4, 2);  // one fp32 scale per tensor
   } else if (name == "int8" || name == "w8a8") {
-    f = {"int8", 8, 0, 0, 4, 0, 2};  // fp32 scale per output channel (compressed-tensors w8a8)
+    f = Format("int8", 8, 0, 0, 4, 0,
+               2);  // fp32 scale per output channel (compressed-tensors w8a8)
   } else if (name == "int4" || name == "awq" || name == "gptq" || name == "w4a16") {
-    f = {"int4", 4, group_size, 16 + 4, 0, 0, 2};  // fp16 scale + 4-bit zero per group
+    f = Format("int4", 4, group_size, 16 + 4, 0, 0, 2);  // fp16 scale + 4-bit zero per group
   } else if (name == "nvfp4") {
-    f = {"nvfp4", 4, 16, 8, 0, 4, 2};  // fp8 scale per 16, fp32 global scale
+    f = Format("nvfp4", 4, 16, 8, 0, 4, 2);  // fp8 scale per 16, fp32 global scale
   } else if (name == "mxfp4") {
-    f = {"mxfp4", 4, 32, 8, 0, 0, 2};  // e8m0 scale per 32
+    f = Format("mxfp4", 4, 32, 8, 0, 0, 2);  // e8m0 scale per 32
   } else {
     Fail("unknown weight dtype '{}' (known: fp32, fp16, bf16, fp8, int8, int4, nvfp4, mxfp4)", name);
   }
   return f;
+}
+
+bool WeightFormat::Quantizes(TensorPart part) const {
+  return parts.empty() || std::find(parts.begin(), parts.end(), part) != parts.end();
+}
+
+WeightFormat CheckpointWeightFormat(const QuantSpec& q) {
+  WeightFormat f = FindWeightFormat(q.format, q.group_size != 0 ? q.group_size : 128);
+  if (q.block != 0) {
+    f.tensor_scale_bytes = 0;  // block scales replace the tensor's one (vLLM weight_scale_inv)
+    f.block_edge = q.block;
+    f.block_scale_bits = 32;
+  }
+  for (const std::string& name : q.parts) {
+    static const std::array<std::pair<std::string_view, TensorPart>, 5> kParts = {{
+        {"attention", TensorPart::kAttention},
+        {"mlp", TensorPart::kMlp},
+        {"experts", TensorPart::kExperts},
+        {"shared_experts", TensorPart::kSharedExperts},
+        {"mamba", TensorPart::kMamba},
+    }};
+    const auto it =
+        std::find_if(kParts.begin(), kParts.end(), [&](const auto& p) { return p.first == name; });
+    if (it == kParts.end()) Fail("quantization parts: unknown part '{}'", name);
+    f.parts.push_back(it->second);
+  }
+  return f;
+}
+
+WeightFormat ModelWeightFormat(const ModelSpec& m, std::string_view override_dtype,
+                               uint64_t group_size) {
+  if (!override_dtype.empty()) {
+    WeightFormat f = FindWeightFormat(override_dtype, group_size);
+    if (m.quantization && f.name == m.quantization->format) {
+      return CheckpointWeightFormat(*m.quantization);
+    }
+    return f;
+  }
+  if (m.quantization) return CheckpointWeightFormat(*m.quantization);
+  return FindWeightFormat(m.weight_dtype, group_size);
+}
+
+std::string WeightFormatLabel(const WeightFormat& f) {
+  std::vector<std::string> notes;
+  if (f.block_edge != 0) notes.push_back(fmt::format("{0}x{0} blocks", f.block_edge));
+  if (!f.parts.empty()) {
+    std::string parts;
+    for (TensorPart p : f.parts) {
+      if (!parts.empty()) parts += ", ";
+      parts += TensorPartName(p);
+    }
+    notes.push_back(parts);
+    notes.push_back(f.dense_bytes == 4 ? "the rest fp32" : "the rest 16-bit");
+  }
+  if (notes.empty()) return f.name;
+  return fmt::format("{} ({})", f.name, fmt::join(notes, "; "));
 }
 
 std::string_view TensorPartName(TensorPart part) {

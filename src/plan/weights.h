@@ -17,6 +17,21 @@
 
 namespace kvplan {
 
+enum class TensorPart {
+  kEmbedding,
+  kPositions,
+  kLmHead,
+  kFinalNorm,
+  kAttention,
+  kMlp,
+  kExperts,
+  kSharedExperts,
+  kRouter,
+  kMamba,
+  kNorm,
+  kBias,
+};
+
 /// How a weight format stores a linear layer's matrix.
 struct WeightFormat {
   std::string name;             // fp32, fp16, bf16, fp8, int8, int4, nvfp4, mxfp4
@@ -26,6 +41,13 @@ struct WeightFormat {
   uint64_t row_scale_bytes = 0;   // bytes of scale per output row (int8 per channel)
   uint64_t tensor_scale_bytes = 0;  // bytes per matrix (fp8 per-tensor scale)
   uint64_t dense_bytes = 2;     // bytes per element of tensors that are never quantized
+  uint64_t block_edge = 0;      // 2-D blocks: one scale per block_edge x block_edge (0: none)
+  uint64_t block_scale_bits = 0;
+  std::vector<TensorPart> parts;  // the linear parts it quantizes; empty: every one
+                                  // (the others take dense_bytes)
+
+  /// True when linear layers of `part` are stored in this format.
+  bool Quantizes(TensorPart part) const;
 };
 
 /// The format for `name` (model dtype names: fp32, fp16, bf16, fp8, int8,
@@ -35,10 +57,21 @@ struct WeightFormat {
 /// scale per 16 elements; mxfp4 an e8m0 scale per 32. Throws Error when unknown.
 WeightFormat FindWeightFormat(std::string_view name, uint64_t group_size = 128);
 
-enum class TensorPart {
-  kEmbedding, kPositions, kLmHead, kFinalNorm,
-  kAttention, kMlp, kExperts, kSharedExperts, kRouter, kMamba, kNorm, kBias,
-};
+/// The published checkpoint's format (the model's `quantization:` block):
+/// fp8 with 128 x 128 blocks keeps one fp32 scale per block (DeepSeek's
+/// weight_block_size); `parts` limits it to those linear layers (gpt-oss:
+/// MXFP4 experts, 16-bit attention).
+WeightFormat CheckpointWeightFormat(const QuantSpec& quantization);
+
+/// The weights' format: `override_dtype` when given (the checkpoint's own
+/// format when it names the same type, as an engine reads the checkpoint's
+/// blocks and parts), else the checkpoint's quantization, else the model's
+/// weight_dtype. Throws Error for an unknown name.
+WeightFormat ModelWeightFormat(const ModelSpec& model, std::string_view override_dtype,
+                               uint64_t group_size = 128);
+
+/// "fp8", "fp8 (128x128 blocks)", "mxfp4 (experts; the rest 16-bit)".
+std::string WeightFormatLabel(const WeightFormat& format);
 
 /// "embedding", "attention", ... for tables.
 std::string_view TensorPartName(TensorPart part);

@@ -140,15 +140,92 @@ std::string WeightDtype(const Config& c, Draft& d) {
          PosOf(c.Get(key), c.File()).Prefix(), c.Name(key), *t);
   }
   d.why["weight_dtype"] = fmt::format("{}: {}", c.Name(key), *t);
-  if (c.Has("quantization_config")) {
-    std::optional<std::string> q;
-    YAML::Node qc = c.Get("quantization_config");
-    if (YAML::Node m = Lookup(qc, "quant_method"); m.IsDefined() && m.IsScalar()) q = m.Scalar();
-    d.why["weight_dtype"] += fmt::format(" -- but quantization_config says {}: the published "
-                                         "weights are smaller than this dtype implies",
-                                         q.value_or("quantized"));
-  }
   return it->second;
+}
+
+// quantization_config, where kvplan has its format: fp8 (per tensor or
+// square blocks), mxfp4 (gpt-oss: attention left out), AWQ/GPTQ 4-bit.
+// Anything else keeps a comment saying the weights are smaller than
+// weight_dtype implies. Call after the MoE block is read.
+void ReadQuantization(const Config& c, Draft& d) {
+  if (!c.Has("quantization_config")) return;
+  YAML::Node qc = c.Get("quantization_config");
+  const std::string file = c.File();
+  auto scalar = [&](const char* key) -> std::optional<std::string> {
+    YAML::Node v = Lookup(qc, key);
+    if (IsAbsent(v)) return std::nullopt;
+    if (!v.IsScalar())
+      Fail("{}quantization_config.{}: expected a value", PosOf(v, file).Prefix(), key);
+    return v.Scalar();
+  };
+  auto number = [&](const char* key) -> std::optional<uint64_t> {
+    YAML::Node v = Lookup(qc, key);
+    if (IsAbsent(v)) return std::nullopt;
+    return ScalarU64(v, file, std::string("quantization_config.") + key);
+  };
+  const std::optional<std::string> method = scalar("quant_method");
+  auto not_modelled = [&](const std::string& why) {
+    d.why["weight_dtype"] += fmt::format(
+        " -- but quantization_config says {}: the published "
+        "weights are smaller than this dtype implies ({}; "
+        "size them with --weight-dtype)",
+        method.value_or("quantized"), why);
+  };
+  QuantSpec q;
+  std::string why = fmt::format("quant_method {}", method.value_or(""));
+  if (method == "fp8") {
+    q.format = "fp8";
+    if (std::optional<std::string> f = scalar("fmt"); f && *f != "e4m3") {
+      return not_modelled("fmt " + *f + ", not e4m3");
+    }
+    YAML::Node block = Lookup(qc, "weight_block_size");
+    if (!IsAbsent(block)) {
+      const std::string at = "quantization_config.weight_block_size";
+      if (!block.IsSequence() || block.size() != 2) {
+        Fail("{}{}: expected two numbers, e.g. [128, 128]", PosOf(block, file).Prefix(), at);
+      }
+      const uint64_t rows = ScalarU64(block[0], file, at);
+      const uint64_t cols = ScalarU64(block[1], file, at);
+      if (rows != cols)
+        return not_modelled("blocks of " + std::to_string(rows) + " x " + std::to_string(cols) +
+                            " are not square");
+      if (rows > ModelLimits::kMaxWidth) {
+        Fail("{}{}: {} is over kvplan's limit of {}", PosOf(block, file).Prefix(), at, rows,
+             ModelLimits::kMaxWidth);
+      }
+      q.block = rows;
+      d.why["quantization.block"] = fmt::format("weight_block_size [{0}, {0}]", rows);
+    }
+  } else if (method == "mxfp4") {
+    q.format = "mxfp4";
+    YAML::Node skip = Lookup(qc, "modules_to_not_convert");
+    bool attention_skipped = false;
+    if (skip.IsSequence()) {
+      for (const YAML::Node& m : skip) {
+        if (m.IsScalar() && m.Scalar().find("self_attn") != std::string::npos)
+          attention_skipped = true;
+      }
+    }
+    if (attention_skipped && d.s.moe) {
+      q.parts = {"experts"};
+      d.why["quantization.parts"] = "modules_to_not_convert: self_attn (and router, embeddings)";
+    }
+  } else if (method == "awq" || method == "gptq") {
+    const std::optional<uint64_t> bits = number("bits");
+    if (bits != 4) return not_modelled(bits ? std::to_string(*bits) + "-bit" : "no bits");
+    q.format = "int4";
+    q.group_size = number("group_size").value_or(128);
+    if (q.group_size > ModelLimits::kMaxWidth) {
+      Fail("{}: quantization_config.group_size {} is over kvplan's limit of {}", file, q.group_size,
+           ModelLimits::kMaxWidth);
+    }
+    d.why["quantization.group_size"] = "group_size";
+  } else {
+    return not_modelled("a method kvplan does not size");
+  }
+  d.why["quantization.format"] = why;
+  d.why["weight_dtype"] += " (activations; the published weights are quantized, below)";
+  d.s.quantization = q;
 }
 
 // Layers listed by kind, turned into layer groups: every kind but one must be
@@ -670,6 +747,7 @@ Draft Build(const YAML::Node& root, const std::string& file, const std::string& 
     s.mamba = mb;
   }
   if (a.moe) ReadMoe(c, a, d);
+  ReadQuantization(c, d);
   AttentionGroups(c, a, d);
 
   uint64_t params = EstimateParams(s);
@@ -736,6 +814,20 @@ std::string Emit(const Draft& d, const std::string& file) {
   num("max_context", s.max_context);
   num("params", s.params);
   Line(out, 0, "weight_dtype", s.weight_dtype, why("weight_dtype"));
+  if (s.quantization) {
+    const QuantSpec& q = *s.quantization;
+    out += "quantization:" + std::string(25, ' ') + "# quantization_config\n";
+    Line(out, 2, "format", q.format, why("quantization.format"));
+    if (q.block) Line(out, 2, "block", std::to_string(q.block), why("quantization.block"));
+    if (q.group_size) {
+      Line(out, 2, "group_size", std::to_string(q.group_size), why("quantization.group_size"));
+    }
+    if (!q.parts.empty()) {
+      std::string parts;
+      for (const std::string& p : q.parts) parts += (parts.empty() ? "" : ", ") + p;
+      Line(out, 2, "parts", "[" + parts + "]", why("quantization.parts"));
+    }
+  }
   num("vocab_size", s.vocab_size);
   if (s.intermediate_size) num("intermediate_size", s.intermediate_size);
   Line(out, 0, "tie_embeddings", s.tie_embeddings ? "true" : "false", why("tie_embeddings"));

@@ -1,5 +1,7 @@
 #include "spec/model_reader.h"
 
+#include <algorithm>
+
 #include "spec/yaml_reader.h"
 #include "util/suggest.h"
 
@@ -16,7 +18,8 @@ LayerKind ParseKind(const std::string& s, const SourcePos& pos) {
        pos.Prefix(), s, DidYouMean(s, kNames));
 }
 
-std::string ParseWeightDtype(const std::string& s, const SourcePos& pos) {
+std::string ParseWeightDtype(const std::string& s, const SourcePos& pos,
+                             std::string_view field = "weight_dtype") {
   static const std::vector<std::string> kNames = {"fp32", "fp16", "bf16", "fp8",
                                                   "int8", "int4", "nvfp4", "mxfp4"};
   for (const std::string& n : kNames) {
@@ -25,9 +28,75 @@ std::string ParseWeightDtype(const std::string& s, const SourcePos& pos) {
   if (s == "float32") return "fp32";
   if (s == "float16") return "fp16";
   if (s == "bfloat16") return "bf16";
-  Fail("{}weight_dtype: unknown weight dtype '{}' (known: fp32, fp16, bf16, fp8, int8, int4, "
-       "nvfp4, mxfp4){}",
-       pos.Prefix(), s, DidYouMean(s, kNames));
+  Fail(
+      "{}{}: unknown weight dtype '{}' (known: fp32, fp16, bf16, fp8, int8, int4, "
+      "nvfp4, mxfp4){}",
+      pos.Prefix(), field, s, DidYouMean(s, kNames));
+}
+
+// The `quantization:` block: the checkpoint's quantization_config.
+QuantSpec ParseQuantization(MapReader& r, const ModelSpec& s, const std::string& file) {
+  MapReader q(r.Child("quantization"), file, "quantization");
+  QuantSpec out;
+  out.format = ParseWeightDtype(q.Str("format"), q.Pos("format"), "format");
+  if (out.format == "fp32" || out.format == "fp16" || out.format == "bf16") {
+    Fail(
+        "{}format: {} is not a quantized format (fp8, int8, int4, nvfp4, mxfp4); an unquantized "
+        "checkpoint has no quantization block, its weight_dtype says it all",
+        q.Pos("format").Prefix(), out.format);
+  }
+  if (auto block = q.OptU64("block")) {
+    if (out.format != "fp8") {
+      Fail("{}block: only fp8 weights take a block (weight_block_size), not {}",
+           q.Pos("block").Prefix(), out.format);
+    }
+    if (*block > ModelLimits::kMaxWidth) {
+      Fail("{}block: {} is over kvplan's limit of {}", q.Pos("block").Prefix(), *block,
+           ModelLimits::kMaxWidth);
+    }
+    out.block = *block;
+  }
+  if (auto group = q.OptU64("group_size")) {
+    if (out.format != "int4") {
+      Fail("{}group_size: only int4 weights take a group_size, not {}",
+           q.Pos("group_size").Prefix(), out.format);
+    }
+    if (*group > ModelLimits::kMaxWidth) {
+      Fail("{}group_size: {} is over kvplan's limit of {}", q.Pos("group_size").Prefix(), *group,
+           ModelLimits::kMaxWidth);
+    }
+    out.group_size = *group;
+  }
+  if (q.Has("parts")) {
+    const SourcePos pos = q.Pos("parts");
+    YAML::Node parts = q.Child("parts");
+    if (!parts.IsSequence() || parts.size() == 0) {
+      Fail("{}parts: expected a non-empty list, e.g. [experts]", pos.Prefix());
+    }
+    static const std::vector<std::string> kParts = {"attention", "mlp", "experts", "shared_experts",
+                                                    "mamba"};
+    for (const YAML::Node& p : parts) {
+      const SourcePos at = PosOf(p, file);
+      if (!p.IsScalar()) Fail("{}parts: expected a part name", at.Prefix());
+      const std::string name = p.Scalar();
+      if (std::find(kParts.begin(), kParts.end(), name) == kParts.end()) {
+        Fail(
+            "{}parts: unknown part '{}' (known: attention, mlp, experts, shared_experts, "
+            "mamba){}",
+            at.Prefix(), name, DidYouMean(name, kParts));
+      }
+      if (std::find(out.parts.begin(), out.parts.end(), name) != out.parts.end()) {
+        Fail("{}parts: '{}' is listed twice", at.Prefix(), name);
+      }
+      const bool missing = ((name == "experts" || name == "shared_experts") && !s.moe) ||
+                           (name == "shared_experts" && s.moe && s.moe->shared_experts == 0) ||
+                           (name == "mamba" && !s.mamba);
+      if (missing) Fail("{}parts: the model has no {}", at.Prefix(), name);
+      out.parts.push_back(name);
+    }
+  }
+  q.Finish();
+  return out;
 }
 
 }  // namespace
@@ -107,6 +176,11 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
     s.mamba = mb;
   } else {
     r.OptStr("mamba");
+  }
+  if (r.Has("quantization")) {
+    s.quantization = ParseQuantization(r, s, file);
+  } else {
+    r.OptStr("quantization");
   }
   if (r.Has("layer_groups")) {
     YAML::Node groups = r.Child("layer_groups");

@@ -76,6 +76,20 @@ struct MambaSpec {
   uint64_t dt_rank = 0;
 };
 
+/// The published checkpoint's weight quantization (config.json
+/// quantization_config): the weights' format when no --weight-dtype (or
+/// deployment `quantization:`) names another. The model's weight_dtype stays
+/// its 16-bit type: the activations', the cache's under "auto", and the
+/// format of every tensor this leaves unquantized.
+struct QuantSpec {
+  std::string format;              // fp8 | int8 | int4 | nvfp4 | mxfp4
+  uint64_t block = 0;              // fp8: one fp32 scale per block x block weights
+                                   // (weight_block_size); 0: one scale per tensor
+  uint64_t group_size = 0;         // int4: inputs per scale group; 0: 128
+  std::vector<std::string> parts;  // the quantized parts (attention, mlp, experts,
+                                   // shared_experts, mamba); empty: every linear layer
+};
+
 struct ModelSpec {
   std::string name;          // catalog name, e.g. "llama-3.1-70b"
   std::string hf_repo;       // e.g. "meta-llama/Llama-3.1-70B"
@@ -92,6 +106,7 @@ struct ModelSpec {
   uint64_t max_context = 0;
   uint64_t params = 0;       // published parameter count
   std::string weight_dtype;  // fp32 | fp16 | bf16 | fp8 | int8 | int4 ...
+  std::optional<QuantSpec> quantization;  // the checkpoint's; none: weights in weight_dtype
 
   uint64_t vocab_size = 0;
   uint64_t intermediate_size = 0;

@@ -1,6 +1,7 @@
 #include "spec/spec_diff.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace kvplan {
 namespace {
@@ -23,6 +24,15 @@ std::string LayerDesc(const ModelSpec& m, size_t layer, const std::vector<size_t
   std::string s(LayerKindName(g.kind));
   if (g.window) s += fmt::format(" ({})", g.window);
   if (g.state_bytes) s += fmt::format(" ({} B)", g.state_bytes);
+  return s;
+}
+
+std::string QuantSummary(const std::optional<QuantSpec>& q) {
+  if (!q) return "none";
+  std::string s = q->format;
+  if (q->block) s += fmt::format(", block {}", q->block);
+  if (q->group_size) s += fmt::format(", group_size {}", q->group_size);
+  if (!q->parts.empty()) s += fmt::format(", parts [{}]", fmt::join(q->parts, ", "));
   return s;
 }
 
@@ -50,6 +60,8 @@ std::vector<FieldDiff> DiffSpecs(const ModelSpec& s, const ModelSpec& c) {
   d.U("v_head_dim", s.v_head_dim, c.v_head_dim, s.field_pos.count("v_head_dim") ? "v_head_dim" : "head_dim");
   d.U("max_context", s.max_context, c.max_context);
   d.Add("weight_dtype", s.weight_dtype, c.weight_dtype, "weight_dtype");
+  d.Add("quantization", QuantSummary(s.quantization), QuantSummary(c.quantization),
+        s.quantization ? "quantization" : "weight_dtype");
   if (s.vocab_size) d.U("vocab_size", s.vocab_size, c.vocab_size);
   if (s.intermediate_size) d.U("intermediate_size", s.intermediate_size, c.intermediate_size);
   d.Add("tie_embeddings", s.tie_embeddings ? "true" : "false", c.tie_embeddings ? "true" : "false",
