@@ -104,7 +104,7 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
                     FormatTokens(c.max_model_len), WithCommas(c.max_num_batched_tokens),
                     c.max_num_seqs, Plural(c.block_size, "token"));
   }
-  Table t({"memory per GPU", "bytes", "GiB", "GB"});
+  Table t({"memory per GPU", "bytes", "binary", "decimal"});
   auto row = [&](const std::string& label, uint64_t bytes) {
     t.AddRow({label, WithCommas(bytes), FormatGiB(bytes), FormatGB(bytes)});
   };

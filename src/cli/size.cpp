@@ -88,7 +88,7 @@ std::string ToText(const ModelSpec& m, const CacheDtype& dtype, const KvCost& co
                      m.layers, m.query_heads, m.kv_heads, m.head_dim);
   out += fmt::format("KV cache {} · context {} tokens · batch {}\n\n", dtype.name,
                      FormatTokens(n), batch);
-  Table totals({"", "bytes", "GiB", "GB"});
+  Table totals({"", "bytes", "binary", "decimal"});
   auto row = [&](const std::string& label, uint64_t bytes) {
     totals.AddRow({label, WithCommas(bytes), FormatGiB(bytes), FormatGB(bytes)});
   };
