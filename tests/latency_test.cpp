@@ -457,6 +457,10 @@ TEST_CASE("attention runs at the bf16 peak whatever the weight format; the weigh
                    "           attention at the bf16 dense peak 989.4 TFLOP/s x 0.60 (16-bit "
                    "activations)\n") != std::string::npos);
   CHECK(r.out.find("281 TFLOP at 593.6 TFLOP/s = 474 ms") != std::string::npos);
+  // Thousands of TFLOP read as numbers, not "1.32e+04".
+  CliResult big = RunKvplan("latency llama-3.1-405b --gpu h200 -tp 8 -c 128K");
+  CHECK(big.out.find("| 13,230 TFLOP at 593.6 TFLOP/s = 22,286 ms") != std::string::npos);
+  CHECK(big.out.find("e+") == std::string::npos);
   CliResult j =
       RunKvplan("latency llama-3.1-8b --gpu h100-sxm --weight-dtype fp8 -c 32K --format json");
   CHECK(j.out.find("\"compute_dtype\": \"fp8\"") != std::string::npos);

@@ -49,6 +49,10 @@ std::string Ms(double s) {
   const double ms = s * 1e3;
   return ms >= 1000 ? WithCommas(static_cast<uint64_t>(std::llround(ms))) : fmt::format("{:.3g}", ms);
 }
+// Three significant digits without an exponent: "32.1", "1,140".
+std::string Sig3(double v) {
+  return v >= 1000 ? WithCommas(static_cast<uint64_t>(std::llround(v))) : fmt::format("{:.3g}", v);
+}
 std::string Rate(double per_s) { return per_s >= 100 ? fmt::format("{:.0f}", per_s) : fmt::format("{:.3g}", per_s); }
 
 std::string BandwidthSource(const HardwareSpec& hw, uint64_t group) {
@@ -157,9 +161,9 @@ std::string Gbps(double gbps) {
 // "weights    15.01 GB at 2,512 GB/s = 5.98 ms | 32.1 TFLOP ... = ... ms -> ..."
 std::string PhaseLine(const char* name, const PhaseEstimate& p, double peak) {
   return fmt::format(
-      "      {:<10} {} at {} GB/s = {} ms | {:.3g} TFLOP at {:.4g} TFLOP/s = {} ms"
+      "      {:<10} {} at {} GB/s = {} ms | {} TFLOP at {:.4g} TFLOP/s = {} ms"
       "  -> {} ms ({})\n",
-      name, FormatGB(p.bytes), Gbps(p.bandwidth_gbps), Ms(p.memory_s), p.flops / 1e12,
+      name, FormatGB(p.bytes), Gbps(p.bandwidth_gbps), Ms(p.memory_s), Sig3(p.flops / 1e12),
       peak * kComputeEfficiency / 1e12, Ms(p.compute_s), Ms(p.seconds), BoundName(p.bound));
 }
 
