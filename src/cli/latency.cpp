@@ -49,10 +49,6 @@ std::string Ms(double s) {
   const double ms = s * 1e3;
   return ms >= 1000 ? WithCommas(static_cast<uint64_t>(std::llround(ms))) : fmt::format("{:.3g}", ms);
 }
-// Three significant digits without an exponent: "32.1", "1,140".
-std::string Sig3(double v) {
-  return v >= 1000 ? WithCommas(static_cast<uint64_t>(std::llround(v))) : fmt::format("{:.3g}", v);
-}
 std::string Rate(double per_s) { return per_s >= 100 ? fmt::format("{:.0f}", per_s) : fmt::format("{:.3g}", per_s); }
 
 std::string BandwidthSource(const HardwareSpec& hw, uint64_t group) {

@@ -127,6 +127,10 @@ void LatencyItems(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfi
   auto req = [&](double ms) {
     return fmt::format("<= {:g} ms at batch {}, context {}", ms, l.batch, Count(l.context_tokens));
   };
+  // TTFT is one prompt's prefill: the batch does not enter it.
+  auto req_ttft = [&](double ms) {
+    return fmt::format("<= {:g} ms for one {}-token prompt", ms, Count(l.context_tokens));
+  };
   if (!startup_ok || cap.kv_cache_dtype.empty()) {
     if (l.max_tpot_ms) {
       r.items.push_back(Item("max_tpot_ms", false, "n/a", req(*l.max_tpot_ms),
@@ -150,7 +154,7 @@ void LatencyItems(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfi
     r.items.push_back(Item(
         "max_tpot_ms", ms <= *l.max_tpot_ms, fmt::format("{:.2f} ms", ms), req(*l.max_tpot_ms),
         fmt::format("{}-bound decode step: {} weights + {} KV read per rank at {:.0f} GB/s ({})",
-                    BoundName(e.bound), FormatGiB(e.weight_bytes), FormatGiB(e.kv_bytes),
+                    BoundName(e.bound), FormatGB(e.weight_bytes), FormatGB(e.kv_bytes),
                     e.bandwidth_gbps, bw),
         l.tpot_pos));
   }
@@ -158,12 +162,12 @@ void LatencyItems(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfi
     StepEstimate e = EstimatePrefill(cost, gpu, l.context_tokens);
     double ms = e.seconds * 1e3;
     r.items.push_back(Item(
-        "max_ttft_ms", ms <= *l.max_ttft_ms, fmt::format("{:.1f} ms", ms), req(*l.max_ttft_ms),
-        fmt::format("{}-bound prefill of one {}-token prompt: {:.3g} FLOPs per rank, the weight "
+        "max_ttft_ms", ms <= *l.max_ttft_ms, fmt::format("{:.1f} ms", ms), req_ttft(*l.max_ttft_ms),
+        fmt::format("{}-bound prefill of one {}-token prompt: {} TFLOP per rank, the weight "
                     "matmuls at a {:.0f} TFLOP/s peak and attention at a {:.0f} TFLOP/s peak, each "
                     "x {:g} (queueing behind other requests not included)",
-                    BoundName(e.bound), Count(l.context_tokens), e.flops, e.peak_flops / 1e12,
-                    e.attention_peak_flops / 1e12, kComputeEfficiency),
+                    BoundName(e.bound), Count(l.context_tokens), Sig3(e.flops / 1e12),
+                    e.peak_flops / 1e12, e.attention_peak_flops / 1e12, kComputeEfficiency),
         l.ttft_pos));
   }
 }

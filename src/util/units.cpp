@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cctype>
+#include <cmath>
 
 #include "util/error.h"
 
@@ -197,6 +198,11 @@ std::string FormatGiB(uint64_t bytes) {
   }
   if (i == 0) return fmt::format("{} B", bytes);
   return Fixed2(v) + " " + kNames[i];
+}
+
+std::string Sig3(double v) {
+  if (v >= 1000 && v < 9e18) return WithCommas(static_cast<uint64_t>(std::llround(v)));
+  return fmt::format("{:.3g}", v);
 }
 
 std::string FormatGB(uint64_t bytes) {
