@@ -200,6 +200,14 @@ TEST_CASE("checkpoint quantization: DeepSeek-V3 on 8 x H200 and gpt-oss-120b on 
   CHECK(std::any_of(ds16.lints.begin(), ds16.lints.end(),
                     [](const Lint& l) { return l.code == "weights-fit"; }));
   CHECK(ds16.weight_format == "bf16");
+  // vLLM needs whole 128 x 128 blocks on every rank: tp 32 splits the dense
+  // MLP into 576-row slices.
+  EngineConfig wide;
+  wide.tp = 32;
+  wide.nodes = 4;
+  CapacityResult ds32 = Run(LoadModel("deepseek-v3"), "h200", wide);
+  CHECK(std::any_of(ds32.lints.begin(), ds32.lints.end(),
+                    [](const Lint& l) { return l.code == "fp8-block-tp"; }));
 
   CapacityResult oss = Run(LoadModel("gpt-oss-120b"), "h100-sxm", EngineConfig{});
   REQUIRE_FALSE(oss.HasError());
@@ -208,6 +216,14 @@ TEST_CASE("checkpoint quantization: DeepSeek-V3 on 8 x H200 and gpt-oss-120b on 
   EngineConfig b;
   b.weight_dtype = "bf16";
   CHECK(Run(LoadModel("gpt-oss-120b"), "h100-sxm", b).HasError());
+  // Quantized weights run the model's activations: an int4 Llama-2 (fp16)
+  // keeps an fp16 cache, float weights name theirs.
+  EngineConfig q;
+  q.weight_dtype = "int4";
+  CHECK(Run(LoadModel("llama-2-7b"), "h100-sxm", q).kv_cache_dtype == "fp16");
+  CHECK(Run(LoadModel("llama-3.1-8b"), "h100-sxm", q).kv_cache_dtype == "bf16");
+  q.weight_dtype = "fp16";
+  CHECK(Run(LoadModel("llama-3.1-8b"), "h100-sxm", q).kv_cache_dtype == "fp16");
 }
 
 TEST_CASE("SGLang S-1: K and V sizes from #tokens, Qwen3-235B-A22B at tp 4") {

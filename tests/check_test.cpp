@@ -391,9 +391,17 @@ TEST_CASE("vLLM --dtype and --quantization: the model's dtype and the weights' f
   CHECK(ds_bf16.exit_code == 0);
   CHECK(ds_bf16.out == ds_auto.out);
   CHECK(ds("--quantization fp8").out == ds_auto.out);
-  const auto ds_f32 = ds("--dtype float32");  // fp8 weights, an fp32 cache: still starts
-  CHECK(ds_f32.exit_code == 0);
-  CHECK(ds_f32.out.find("fp32 cache\"") != std::string::npos);
+  // What vLLM refuses at startup: fp8 weights under fp32 activations, and a
+  // --quantization that is not the checkpoint's.
+  const auto ds_f32 = ds("--dtype float32");
+  CHECK(ds_f32.exit_code == 1);
+  CHECK(ds_f32.out.find("fp32 activations are not supported for fp8 weights (supported: bf16, "
+                        "fp16)") != std::string::npos);
+  const auto ds_awq = ds("--quantization awq");
+  CHECK(ds_awq.exit_code == 1);
+  CHECK(ds_awq.out.find("Quantization method specified in the model config (fp8) does not match "
+                        "the quantization method specified in the `quantization` argument (awq)") !=
+        std::string::npos);
   const auto bad = RunKvplan(head + "--quantization bitsandbytes" + tail);
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "kvplan: error: --vllm-args: --quantization: unknown weight dtype "

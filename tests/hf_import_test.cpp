@@ -102,8 +102,8 @@ TEST_CASE("the importer records its assumptions as comments") {
         std::string::npos);
   std::string o = ImportHfConfigFile(Fixture("gpt-oss-20b")).yaml;
   CHECK(o.find("  format: mxfp4                       # quant_method mxfp4\n"
-               "  parts: [experts]                    # modules_to_not_convert: self_attn (and "
-               "router, embeddings)\n") != std::string::npos);
+               "  parts: [experts]                    # mxfp4 quantizes the MoE experts only\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("variants: Falcon new decoder, RW names, Qwen sliding windows, no layer_types") {
@@ -161,6 +161,45 @@ TEST_CASE("variants: Falcon new decoder, RW names, Qwen sliding windows, no laye
                                    "odd.json"),
                     "odd.json:3:7: layer_types: the layer pattern is not periodic, which a kvplan "
                     "spec cannot describe");
+}
+
+TEST_CASE("import-hf: quantization_config becomes a quantization block where kvplan sizes it") {
+  const std::string base = R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32,
+      "intermediate_size": 14336, "vocab_size": 128256, "torch_dtype": "float16",
+      "quantization_config": )";
+  const auto imp = [&](const std::string& qc) { return ImportHfConfig(base + qc + "}", "q.json"); };
+  HfImport awq = imp(R"({"quant_method": "awq", "bits": 4, "group_size": 64})");
+  REQUIRE(awq.spec.quantization);
+  CHECK(awq.spec.quantization->format == "int4");
+  CHECK(awq.spec.quantization->group_size == 64);
+  CHECK(awq.spec.weight_dtype == "fp16");
+  HfImport fp8 = imp(R"({"quant_method": "fp8", "fmt": "e4m3"})");
+  REQUIRE(fp8.spec.quantization);
+  CHECK(fp8.spec.quantization->block == 0);  // one scale per tensor
+  // What kvplan does not size keeps weight_dtype and says so in a comment.
+  for (const char* qc : {R"({"quant_method": "gptq", "bits": 4, "group_size": -1})",
+                         R"({"quant_method": "gptq", "bits": 8})",
+                         R"({"quant_method": "fp8", "weight_block_size": [128, 64]})",
+                         R"({"quant_method": "mxfp4"})", R"({"quant_method": "bitsandbytes"})"}) {
+    CAPTURE(qc);
+    HfImport i = imp(qc);
+    CHECK_FALSE(i.spec.quantization);
+    CHECK(i.yaml.find("the published weights are smaller than this dtype implies") !=
+          std::string::npos);
+  }
+  CHECK(
+      imp(R"({"quant_method": "mxfp4"})").yaml.find("MoE experts only, and this model has none") !=
+      std::string::npos);
+  CHECK(imp(R"({"quant_method": "gptq", "bits": 4, "group_size": -1})")
+            .yaml.find("group_size -1: scales per output channel") != std::string::npos);
+  // Shapes that are no numbers are errors at their position.
+  CHECK_THROWS_WITH(imp(R"({"quant_method": "fp8", "weight_block_size": "128"})"),
+                    "q.json:4:75: quantization_config.weight_block_size: expected two numbers, "
+                    "e.g. [128, 128]");
+  CHECK_THROWS_WITH(imp(R"({"quant_method": "awq", "bits": 4, "group_size": 1000000000000})"),
+                    "q.json:4:79: quantization_config.group_size: 1000000000000 is over kvplan's "
+                    "limit of 16777216");
 }
 
 TEST_CASE("unknown architectures are refused with the supported list") {

@@ -116,7 +116,9 @@ TEST_CASE("a stated attention kind is cross-checked against the heads") {
 }
 
 TEST_CASE("a quantization block reads the checkpoint's format, and its errors point at the field") {
-  ModelSpec m = ParseModelYaml(With("quantization:\n  format: fp8\n  block: 128\n"), "m.yaml");
+  const std::string shapes = "vocab_size: 1000\nintermediate_size: 512\n";  // lines 11-12
+  const auto q = [&](const std::string& block) { return With(shapes + "quantization:\n" + block); };
+  ModelSpec m = ParseModelYaml(q("  format: fp8\n  block: 128\n"), "m.yaml");
   REQUIRE(m.quantization);
   CHECK(m.quantization->format == "fp8");
   CHECK(m.quantization->block == 128);
@@ -124,37 +126,51 @@ TEST_CASE("a quantization block reads the checkpoint's format, and its errors po
   CHECK(m.weight_dtype == "bf16");  // the activations' type is unchanged
   CHECK_FALSE(ParseModelYaml(kGood, "m.yaml").quantization);
   const std::string moe =
-      "intermediate_size: 512\nvocab_size: 1000\n"
+      "vocab_size: 1000\n"
       "moe:\n  experts: 4\n  experts_per_token: 2\n  intermediate_size: 64\n";
   ModelSpec e =
       ParseModelYaml(With(moe + "quantization:\n  format: mxfp4\n  parts: [experts]\n"), "m.yaml");
   REQUIRE(e.quantization);
   CHECK(e.quantization->parts == std::vector<std::string>{"experts"});
+  // A plain format needs no shapes: it applies to `params` spread over the layers.
+  CHECK(ParseModelYaml(With("quantization:\n  format: int4\n"), "m.yaml").quantization);
 
-  CHECK(ErrorOf(With("quantization:\n  format: bf16\n")) ==
-        "m.yaml:12:11: format: bf16 is not a quantized format (fp8, int8, int4, nvfp4, mxfp4); an "
+  CHECK(ErrorOf(q("  format: bf16\n")) ==
+        "m.yaml:14:11: format: bf16 is not a quantized format (fp8, int8, int4, nvfp4, mxfp4); an "
         "unquantized checkpoint has no quantization block, its weight_dtype says it all");
-  CHECK(ErrorOf(With("quantization:\n  format: fp9\n")) ==
-        "m.yaml:12:11: format: unknown weight dtype 'fp9' (known: fp32, fp16, bf16, fp8, int8, "
+  CHECK(ErrorOf(q("  format: fp9\n")) ==
+        "m.yaml:14:11: format: unknown weight dtype 'fp9' (known: fp32, fp16, bf16, fp8, int8, "
         "int4, nvfp4, mxfp4) (did you mean 'fp8'?)");
-  CHECK(ErrorOf(With("quantization:\n  block: 128\n")) ==
-        "m.yaml:12:3: quantization: missing required field 'format'");
-  CHECK(ErrorOf(With("quantization:\n  format: mxfp4\n  block: 128\n")) ==
-        "m.yaml:13:10: block: only fp8 weights take a block (weight_block_size), not mxfp4");
-  CHECK(ErrorOf(With("quantization:\n  format: fp8\n  block: 0\n")) ==
-        "m.yaml:13:10: block: must be positive, got 0");
-  CHECK(ErrorOf(With("quantization:\n  format: fp8\n  group_size: 64\n")) ==
-        "m.yaml:13:15: group_size: only int4 weights take a group_size, not fp8");
-  CHECK(ErrorOf(With("quantization:\n  format: mxfp4\n  parts: [experts]\n")) ==
-        "m.yaml:13:11: parts: the model has no experts");
-  CHECK(ErrorOf(With("quantization:\n  format: mxfp4\n  parts: [expert]\n")) ==
-        "m.yaml:13:11: parts: unknown part 'expert' (known: attention, mlp, experts, "
+  CHECK(ErrorOf(q("  block: 128\n")) ==
+        "m.yaml:14:3: quantization: missing required field 'format'");
+  CHECK(ErrorOf(q("  format: mxfp4\n  block: 128\n")) ==
+        "m.yaml:15:10: block: only fp8 weights take a block (weight_block_size), not mxfp4");
+  CHECK(ErrorOf(q("  format: fp8\n  block: 0\n")) ==
+        "m.yaml:15:10: block: must be positive, got 0");
+  CHECK(ErrorOf(q("  format: fp8\n  group_size: 64\n")) ==
+        "m.yaml:15:15: group_size: only int4 weights take a group_size, not fp8");
+  CHECK(ErrorOf(q("  format: mxfp4\n  parts: [experts]\n")) ==
+        "m.yaml:15:11: parts: the model has no experts");
+  CHECK(ErrorOf(q("  format: mxfp4\n  parts: [expert]\n")) ==
+        "m.yaml:15:11: parts: unknown part 'expert' (known: attention, mlp, experts, "
         "shared_experts, mamba) (did you mean 'experts', 'shared_experts'?)");
-  CHECK(ErrorOf(With("quantization:\n  format: int4\n  parts: [mlp, mlp]\n")) ==
-        "m.yaml:13:16: parts: 'mlp' is listed twice");
-  CHECK(ErrorOf(With("quantization:\n  format: int4\n  parts: []\n")) ==
-        "m.yaml:13:10: parts: expected a non-empty list, e.g. [experts]");
-  CHECK(ErrorOf(With("quantization:\n  format: int4\n  sizes: 1\n")) ==
-        "m.yaml:13:3: sizes: unknown field in quantization");
-  CHECK(ErrorOf(With("quantization: fp8\n")).find("m.yaml:11:15: quantization") == 0);
+  CHECK(ErrorOf(q("  format: int4\n  parts: [mlp, mlp]\n")) ==
+        "m.yaml:15:16: parts: 'mlp' is listed twice");
+  CHECK(ErrorOf(q("  format: int4\n  parts: []\n")) ==
+        "m.yaml:15:10: parts: expected a non-empty list, e.g. [experts]");
+  CHECK(ErrorOf(q("  format: int4\n  sizes: 1\n")) ==
+        "m.yaml:15:3: sizes: unknown field in quantization");
+  CHECK(ErrorOf(With("quantization: fp8\n")) ==
+        "m.yaml:11:15: quantization: expected a map of fields");
+  // Every layer MoE: no dense MLP to quantize.
+  CHECK(ErrorOf(With(moe + "quantization:\n  format: int4\n  parts: [mlp]\n")) ==
+        "m.yaml:18:11: parts: the model has no dense mlp layers (every layer is MoE: experts, "
+        "shared_experts)");
+  // Blocks and parts need real matrices, not `params` spread over the layers.
+  CHECK(ErrorOf(With("quantization:\n  format: fp8\n  block: 128\n")) ==
+        "m.yaml:12:3: quantization: block needs the weight shapes (vocab_size, and "
+        "intermediate_size for dense MLP layers); without them the weights are `params` spread "
+        "over the layers");
+  CHECK(ErrorOf(With("vocab_size: 1000\nquantization:\n  format: int4\n  parts: [attention]\n"))
+            .find("m.yaml:13:3: quantization: parts needs the weight shapes") == 0);
 }

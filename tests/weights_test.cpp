@@ -104,10 +104,13 @@ TEST_CASE("checkpoint formats: fp8 block scales, quantized parts, and what overr
   w.cols = 2048;
   w.split = TpSplit::kRow;
   CHECK(TensorBytes(w, f, 1) == 7168ull * 2048 + 56 * 16 * 4);
-  // A partial block still has its scale: 7168 x 2048 / tp 3 -> 683 columns, 6 blocks.
+  // A partial block still has its scale: 7168 x 2048 / tp 3 -> 683 columns, 6 blocks
+  // (arithmetic only: vLLM refuses such a split, see BlockTilingError).
   CHECK(TensorBytes(w, f, 3) == 7168ull * 683 + 56 * 6 * 4);
   CHECK(WeightFormatLabel(f) == "fp8 (128x128 blocks)");
   CHECK(WeightFormatLabel(FindWeightFormat("fp8")) == "fp8");
+  CHECK(WeightFormatLabel(FindWeightFormat("int4")) == "int4");
+  CHECK(WeightFormatLabel(FindWeightFormat("int4", 64)) == "int4 (groups of 64)");
 
   QuantSpec experts;
   experts.format = "mxfp4";
@@ -130,6 +133,23 @@ TEST_CASE("checkpoint formats: fp8 block scales, quantized parts, and what overr
   CHECK(WeightFormatLabel(ModelWeightFormat(LoadModel("llama-3.1-8b"), "")) == "bf16");
   CHECK(WeightFormatLabel(ModelWeightFormat(LoadModel("gpt-oss-120b"), "mxfp4")) ==
         "mxfp4 (experts; the rest 16-bit)");
+}
+
+TEST_CASE("fp8 blocks must tile every tensor-parallel slice, as vLLM requires") {
+  const ModelSpec ds = LoadModel("deepseek-v3");
+  const ModelTensors t = BuildModelTensors(ds);
+  const WeightFormat f = ModelWeightFormat(ds, "");
+  for (uint64_t tp : {1, 2, 4, 8, 16}) CHECK(BlockTilingError(t, f, tp).empty());
+  // tp 32: the dense MLP's 18,432 gate (and up) rows are 576 per rank, 4.5 blocks.
+  CHECK(BlockTilingError(t, f, 32) ==
+        "fp8 blocks of 128 x 128 do not tile mlp gate_up_proj at tp 32: 18432 / 32 = 576 output "
+        "features per rank; vLLM needs whole blocks per rank");
+  // tp 3: kv_b_proj's 128 heads x 256 rows do not even split evenly.
+  CHECK(BlockTilingError(t, f, 3) ==
+        "fp8 blocks of 128 x 128 do not tile attention kv_b_proj at tp 3: 32768 / 3 = 10922.7 "
+        "output features per rank; vLLM needs whole blocks per rank");
+  // Formats without blocks never complain.
+  CHECK(BlockTilingError(t, FindWeightFormat("fp8"), 32).empty());
 }
 
 TEST_CASE("published checkpoints: gpt-oss in MXFP4, DeepSeek-V3 in block fp8") {

@@ -48,7 +48,8 @@ void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
   sub->add_option("--weight-dtype", f.weight_dtype,
                   "Override the weights: fp16, bf16, fp8, int8, int4, nvfp4, mxfp4 (default: as "
                   "published, e.g. DeepSeek-V3 fp8 in 128x128 blocks)");
-  sub->add_option("--quant-group-size", f.quant_group_size, "int4 scale group size")
+  sub->add_option("--quant-group-size", f.quant_group_size,
+                  "int4 scale group size (an int4 checkpoint keeps its own)")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
   sub->add_option("--kv-cache-memory-bytes", f.kv_cache_memory_bytes,

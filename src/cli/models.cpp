@@ -54,7 +54,16 @@ Json ModelJson(const ModelSpec& m) {
   j.Set("params", m.params);
   j.Set("weight_dtype", m.weight_dtype);
   if (m.quantization) {
-    j.Set("quantization", WeightFormatLabel(CheckpointWeightFormat(*m.quantization)));
+    const QuantSpec& qs = *m.quantization;
+    Json q;
+    q.Set("format", qs.format);
+    q.Set("block", qs.block);
+    q.Set("group_size", qs.group_size);
+    Json parts = Json::MakeArray();
+    for (const std::string& p : qs.parts) parts.Push(p);
+    q.Set("parts", std::move(parts));
+    q.Set("label", WeightFormatLabel(CheckpointWeightFormat(qs)));
+    j.Set("quantization", std::move(q));
   } else {
     j.Set("quantization", nullptr);
   }

@@ -309,7 +309,7 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   r.weight_dtype = format.name;
   r.weight_format = WeightFormatLabel(format);
 
-  const CacheDtype& dtype = FindCacheDtype(ResolvedCacheDtype(c, r.weight_dtype));
+  const CacheDtype& dtype = FindCacheDtype(ResolvedCacheDtype(m, c));
   r.kv_cache_dtype = dtype.name;
   const ModelTensors tensors = BuildModelTensors(m);
   r.reserve = ModelReserve(m, gpu, c);

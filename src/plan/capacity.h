@@ -47,6 +47,8 @@ struct EngineConfig {
                                         // llama.cpp 256 (cell padding)
   std::string kv_cache_dtype = "auto";  // a CacheDtype name; "auto" = from the weights
   std::string weight_dtype;             // "": the model's; else fp16|bf16|fp8|int8|int4|...
+  bool engine_quantization = false;     // weight_dtype is the engine's --quantization, which
+                                        // must match a quantized checkpoint's (not a what-if)
   // The model (activation) dtype where a deployment names it (vLLM/SGLang
   // --dtype float16|bfloat16|float32, also beside --quantization): what an
   // "auto" cache is. "": from the weight dtype (AutoCacheDtype).
@@ -227,9 +229,10 @@ WeightFormat ResolvedWeightFormat(const ModelSpec& model, const EngineConfig& co
 /// ResolvedWeightFormat's name: fp16, bf16, fp8, ...
 std::string ResolvedWeightDtype(const ModelSpec& model, const EngineConfig& config);
 
-/// The cache dtype name: --kv-cache-dtype, or for "auto" the weights' 16-bit
-/// type (llama.cpp: fp16, its -ctk default).
-std::string ResolvedCacheDtype(const EngineConfig& config, const std::string& weight_dtype);
+/// The cache dtype name: --kv-cache-dtype, or for "auto" the activations'
+/// 16-bit type: a float dtype the deployment names, float weights' type, or
+/// the model's for quantized weights (llama.cpp: fp16, its -ctk default).
+std::string ResolvedCacheDtype(const ModelSpec& model, const EngineConfig& config);
 
 /// Configuration problems (tp not dividing heads, tp*pp over the GPUs, a cache
 /// dtype the engine lacks, a window over the context...). Never throws.

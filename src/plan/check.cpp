@@ -206,7 +206,10 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
       c.weight_dtype = *a.weight_dtype;
     }
   }
-  if (given(a.quantization)) c.weight_dtype = *a.quantization;
+  if (given(a.quantization)) {
+    c.weight_dtype = *a.quantization;
+    c.engine_quantization = true;
+  }
   c.tp = a.tp.value_or(1);
   c.pp = a.pp.value_or(1);
   c.dp = a.dp.value_or(1);

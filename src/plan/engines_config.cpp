@@ -32,11 +32,15 @@ std::string ResolvedWeightDtype(const ModelSpec& m, const EngineConfig& c) {
   return ResolvedWeightFormat(m, c).name;
 }
 
-std::string ResolvedCacheDtype(const EngineConfig& c, const std::string& weight_dtype) {
+std::string ResolvedCacheDtype(const ModelSpec& m, const EngineConfig& c) {
   if (!c.kv_cache_dtype.empty() && c.kv_cache_dtype != "auto") return c.kv_cache_dtype;
   if (c.engine == Engine::kLlamaCpp) return "fp16";
   if (!c.activation_dtype.empty()) return c.activation_dtype;  // fp32, fp16 or bf16
-  return std::string(AutoCacheDtype(weight_dtype));
+  // Float weights are the activations' type; quantized ones run the model's
+  // (an AWQ Llama-2 keeps an fp16 cache).
+  const WeightFormat f = ResolvedWeightFormat(m, c);
+  const bool float_weights = f.name == "fp32" || f.name == "fp16" || f.name == "bf16";
+  return std::string(AutoCacheDtype(float_weights ? f.name : m.weight_dtype));
 }
 
 EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu, const EngineConfig& in) {
@@ -104,6 +108,37 @@ EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu, co
   return c;
 }
 
+namespace {
+
+// What vLLM (and SGLang, which shares its quantization code) refuses about
+// the weights at startup.
+void WeightLints(const ModelSpec& m, const EngineConfig& c, std::vector<Lint>& lints) {
+  try {
+    const WeightFormat f = ResolvedWeightFormat(m, c);
+    if (c.engine_quantization && m.quantization &&
+        FindWeightFormat(c.weight_dtype).name != m.quantization->format) {
+      AddLint(lints, Severity::kError, "quantization-mismatch",
+              fmt::format("Quantization method specified in the model config ({}) does not match "
+                          "the quantization method specified in the `quantization` argument ({})",
+                          m.quantization->format, c.weight_dtype));
+    }
+    const bool quantized = f.name != "fp32" && f.name != "fp16" && f.name != "bf16";
+    const bool bad_act = quantized && (c.activation_dtype == "fp32" ||
+                                       (f.name == "mxfp4" && c.activation_dtype == "fp16"));
+    if (bad_act) {
+      AddLint(lints, Severity::kError, "dtype-quantization",
+              fmt::format("{} activations are not supported for {} weights (supported: {})",
+                          c.activation_dtype, f.name, f.name == "mxfp4" ? "bf16" : "bf16, fp16"));
+    }
+    const std::string tiling = BlockTilingError(BuildModelTensors(m), f, c.tp);
+    if (!tiling.empty()) AddLint(lints, Severity::kError, "fp8-block-tp", tiling);
+  } catch (const Error& e) {
+    AddLint(lints, Severity::kError, "weight-dtype", e.what());
+  }
+}
+
+}  // namespace
+
 std::vector<Lint> LintConfig(const ModelSpec& m, const HardwareSpec& gpu, const EngineConfig& c) {
   std::vector<Lint> lints;
   (void)gpu;
@@ -125,7 +160,7 @@ std::vector<Lint> LintConfig(const ModelSpec& m, const HardwareSpec& gpu, const 
   }
   bool quantized_cache = false;
   try {
-    const CacheDtype& dtype = FindCacheDtype(ResolvedCacheDtype(c, ResolvedWeightDtype(m, c)));
+    const CacheDtype& dtype = FindCacheDtype(ResolvedCacheDtype(m, c));
     quantized_cache = dtype.IsBlock();
     std::string why = CacheDtypeUnsupported(c.engine, m, dtype);
     if (!why.empty()) AddLint(lints, Severity::kError, "dtype-engine", why);
@@ -133,6 +168,7 @@ std::vector<Lint> LintConfig(const ModelSpec& m, const HardwareSpec& gpu, const 
   } catch (const Error& e) {
     AddLint(lints, Severity::kError, "kv-config", e.what());
   }
+  if (c.engine == Engine::kVllm || c.engine == Engine::kSglang) WeightLints(m, c, lints);
   if (quantized_cache && c.engine == Engine::kLlamaCpp) {
     AddLint(lints, Severity::kWarning, "llama-fa",
             "llama.cpp needs flash attention (-fa on) for a quantized V cache");

@@ -90,8 +90,7 @@ ModelCost ComputeModelCost(const ModelSpec& model, const CacheDtype& dtype,
   c.weight_format = WeightFormatLabel(format);
   // Weights quantized in some parts only (gpt-oss: MXFP4 experts) run the
   // rest in 16 bits: the weight matmuls take the 16-bit peak.
-  c.compute_dtype = format.parts.empty() ? ComputeDtype(format.name)
-                                         : (format.dense_bytes == 4 ? "fp32" : "bf16");
+  c.compute_dtype = format.parts.empty() ? ComputeDtype(format.name) : "bf16";
   c.attention_dtype = AttentionDtype(format.name);
 
   const ModelTensors tensors = BuildModelTensors(model);

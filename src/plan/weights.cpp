@@ -128,7 +128,9 @@ void AddMlp(const ModelSpec& m, TensorPart part, uint64_t width,
             uint64_t copies, std::vector<WeightTensor>& out) {
   const uint64_t h = m.hidden_size;
   const uint64_t up_rows = m.mlp == "gated" ? 2 * width : width;  // gate + up, or up
-  out.push_back(Linear(part, "gate_up_proj", up_rows, h, TpSplit::kColumn, copies));
+  WeightTensor gate_up = Linear(part, "gate_up_proj", up_rows, h, TpSplit::kColumn, copies);
+  gate_up.fused = m.mlp == "gated" ? 2 : 1;
+  out.push_back(gate_up);
   out.push_back(Linear(part, "down_proj", h, width, TpSplit::kRow, copies));
   if (MlpBias(m)) {
     out.push_back(Vector(TensorPart::kBias, "gate_up_proj.bias", up_rows, TpSplit::kColumn, copies));
@@ -270,6 +272,9 @@ WeightFormat ModelWeightFormat(const ModelSpec& m, std::string_view override_dty
 std::string WeightFormatLabel(const WeightFormat& f) {
   std::vector<std::string> notes;
   if (f.block_edge != 0) notes.push_back(fmt::format("{0}x{0} blocks", f.block_edge));
+  if (f.name == "int4" && f.group_elems != 128) {
+    notes.push_back(fmt::format("groups of {}", f.group_elems));
+  }
   if (!f.parts.empty()) {
     std::string parts;
     for (TensorPart p : f.parts) {
@@ -277,7 +282,7 @@ std::string WeightFormatLabel(const WeightFormat& f) {
       parts += TensorPartName(p);
     }
     notes.push_back(parts);
-    notes.push_back(f.dense_bytes == 4 ? "the rest fp32" : "the rest 16-bit");
+    notes.push_back("the rest 16-bit");
   }
   if (notes.empty()) return f.name;
   return fmt::format("{} ({})", f.name, fmt::join(notes, "; "));
@@ -293,8 +298,7 @@ std::string_view TensorPartName(TensorPart part) {
 ModelTensors BuildModelTensors(const ModelSpec& m) {
   ModelTensors t;
   t.layers.resize(m.layers);
-  const bool dense_needs_width = !m.moe || m.moe->dense_layers > 0 || m.moe->period > 1;
-  if (m.vocab_size == 0 || (dense_needs_width && m.intermediate_size == 0)) {
+  if (!m.HasWeightShapes()) {
     // Without the architecture, spread the published count evenly over layers.
     uint64_t per_layer = m.layers != 0 ? m.params / m.layers : 0;
     for (uint64_t i = 0; i < m.layers; ++i) {
@@ -415,6 +419,38 @@ uint64_t StageWeightBytes(const ModelTensors& t, const WeightFormat& f, uint64_t
     for (const WeightTensor& w : t.layers[i]) bytes = CheckedAdd(bytes, TensorBytes(w, f, tp), "weight bytes");
   }
   return bytes;
+}
+
+std::string BlockTilingError(const ModelTensors& t, const WeightFormat& f, uint64_t tp) {
+  if (f.block_edge == 0 || tp <= 1) return "";
+  for (const std::vector<WeightTensor>& layer : t.layers) {
+    for (const WeightTensor& w : layer) {
+      if (!w.linear || !f.Quantizes(w.part)) continue;
+      uint64_t whole = 0;  // the split dimension of one matrix
+      const char* side = "output";
+      switch (w.split) {
+        case TpSplit::kColumn:
+          whole = w.rows / w.fused;
+          break;
+        case TpSplit::kRow:
+          whole = w.cols;
+          side = "input";
+          break;
+        case TpSplit::kKvHeads:
+          whole = w.rows / w.kv_heads * KvHeadsPerRank(w.kv_heads, tp) * tp;
+          break;
+        default:
+          continue;
+      }
+      if (whole % tp == 0 && (whole / tp) % f.block_edge == 0) continue;
+      return fmt::format(
+          "fp8 blocks of {0} x {0} do not tile {1} {2} at tp {3}: {4} / {3} = "
+          "{5:.6g} {6} features per rank; vLLM needs whole blocks per rank",
+          f.block_edge, TensorPartName(w.part), w.name, tp, whole,
+          static_cast<double>(whole) / static_cast<double>(tp), side);
+    }
+  }
+  return "";
 }
 
 uint64_t ModelWeightBytes(const ModelTensors& t, const WeightFormat& f) {

@@ -95,6 +95,7 @@ struct WeightTensor {
   bool linear = false;     // a matmul weight: quantized with the weight format
   TpSplit split = TpSplit::kReplicated;
   uint64_t kv_heads = 0;   // kKvHeads: the model's KV heads (rows = kv_heads * head_dim)
+  uint64_t fused = 1;      // matrices stacked along rows, each split alike (gate + up: 2)
 
   uint64_t Params() const { return rows * cols * copies; }
 };
@@ -129,6 +130,12 @@ uint64_t TensorBytes(const WeightTensor& t, const WeightFormat& format, uint64_t
 uint64_t StageWeightBytes(const ModelTensors& tensors, const WeightFormat& format, uint64_t tp,
                           uint64_t first_layer, uint64_t layers, bool first_stage,
                           bool last_stage);
+
+/// Where `format`'s 2-D blocks do not tile a tensor-parallel slice, as vLLM
+/// requires of block-quantized fp8 (validate_fp8_block_shape; the MoE
+/// experts' per-rank width alike): a message naming the first such tensor,
+/// or "" when every split tensor's slice is a whole number of blocks.
+std::string BlockTilingError(const ModelTensors& tensors, const WeightFormat& format, uint64_t tp);
 
 /// Weight bytes of the whole model on one GPU (tp = 1, pp = 1).
 uint64_t ModelWeightBytes(const ModelTensors& tensors, const WeightFormat& format);

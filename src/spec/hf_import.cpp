@@ -197,31 +197,31 @@ void ReadQuantization(const Config& c, Draft& d) {
       d.why["quantization.block"] = fmt::format("weight_block_size [{0}, {0}]", rows);
     }
   } else if (method == "mxfp4") {
+    // vLLM's Mxfp4Config quantizes the fused MoE experts only; every other
+    // linear layer stays in the model's dtype (gpt-oss also lists them in
+    // modules_to_not_convert).
+    if (!d.s.moe) return not_modelled("mxfp4 quantizes MoE experts only, and this model has none");
     q.format = "mxfp4";
-    YAML::Node skip = Lookup(qc, "modules_to_not_convert");
-    bool attention_skipped = false;
-    if (skip.IsSequence()) {
-      for (const YAML::Node& m : skip) {
-        if (m.IsScalar() && m.Scalar().find("self_attn") != std::string::npos)
-          attention_skipped = true;
-      }
-    }
-    if (attention_skipped && d.s.moe) {
-      q.parts = {"experts"};
-      d.why["quantization.parts"] = "modules_to_not_convert: self_attn (and router, embeddings)";
-    }
+    q.parts = {"experts"};
+    d.why["quantization.parts"] = "mxfp4 quantizes the MoE experts only";
   } else if (method == "awq" || method == "gptq") {
     const std::optional<uint64_t> bits = number("bits");
     if (bits != 4) return not_modelled(bits ? std::to_string(*bits) + "-bit" : "no bits");
     q.format = "int4";
+    if (std::optional<std::string> g = scalar("group_size"); g && !g->empty() && (*g)[0] == '-') {
+      return not_modelled("group_size " + *g + ": scales per output channel");
+    }
     q.group_size = number("group_size").value_or(128);
     if (q.group_size > ModelLimits::kMaxWidth) {
-      Fail("{}: quantization_config.group_size {} is over kvplan's limit of {}", file, q.group_size,
-           ModelLimits::kMaxWidth);
+      Fail("{}quantization_config.group_size: {} is over kvplan's limit of {}",
+           PosOf(Lookup(qc, "group_size"), file).Prefix(), q.group_size, ModelLimits::kMaxWidth);
     }
     d.why["quantization.group_size"] = "group_size";
   } else {
     return not_modelled("a method kvplan does not size");
+  }
+  if ((q.block != 0 || !q.parts.empty()) && !d.s.HasWeightShapes()) {
+    return not_modelled("without intermediate_size its blocks and parts cannot be sized");
   }
   d.why["quantization.format"] = why;
   d.why["weight_dtype"] += " (activations; the published weights are quantized, below)";

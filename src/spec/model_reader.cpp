@@ -92,10 +92,22 @@ QuantSpec ParseQuantization(MapReader& r, const ModelSpec& s, const std::string&
                            (name == "shared_experts" && s.moe && s.moe->shared_experts == 0) ||
                            (name == "mamba" && !s.mamba);
       if (missing) Fail("{}parts: the model has no {}", at.Prefix(), name);
+      if (name == "mlp" && !s.HasDenseMlp()) {
+        Fail(
+            "{}parts: the model has no dense mlp layers (every layer is MoE: experts, "
+            "shared_experts)",
+            at.Prefix());
+      }
       out.parts.push_back(name);
     }
   }
   q.Finish();
+  if ((out.block != 0 || !out.parts.empty()) && !s.HasWeightShapes()) {
+    Fail(
+        "{}quantization: {} needs the weight shapes (vocab_size, and intermediate_size for "
+        "dense MLP layers); without them the weights are `params` spread over the layers",
+        q.Pos().Prefix(), out.block != 0 ? "block" : "parts");
+  }
   return out;
 }
 

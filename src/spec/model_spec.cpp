@@ -49,6 +49,14 @@ std::vector<size_t> ModelSpec::LayerToGroup() const {
   return out;
 }
 
+bool ModelSpec::HasDenseMlp() const {
+  return !moe || moe->dense_layers > 0 || moe->period > 1;
+}
+
+bool ModelSpec::HasWeightShapes() const {
+  return vocab_size != 0 && (!HasDenseMlp() || intermediate_size != 0);
+}
+
 bool ModelSpec::HasAttention() const {
   for (const LayerGroup& g : groups) {
     if (g.HoldsTokens()) return true;

@@ -136,6 +136,14 @@ struct ModelSpec {
 
   /// True when some layer group holds per-token cache.
   bool HasAttention() const;
+
+  /// True when the architecture fields (vocab_size, and intermediate_size
+  /// where some layer is a dense MLP) let the weights be counted matrix by
+  /// matrix; false: only `params` is known, spread evenly over the layers.
+  bool HasWeightShapes() const;
+
+  /// True when some layer has a dense (non-MoE) MLP.
+  bool HasDenseMlp() const;
 };
 
 /// Upper bounds ValidateModel enforces (docs/reliability.md). Each is far
