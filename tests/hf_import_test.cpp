@@ -202,6 +202,46 @@ TEST_CASE("import-hf: quantization_config becomes a quantization block where kvp
                     "limit of 16777216");
 }
 
+TEST_CASE("import-hf: absent keys take the transformers class's defaults, not MHA") {
+  const auto imp = [](const std::string& arch, const std::string& extra) {
+    return ImportHfConfig(R"({"architectures": [")" + arch +
+                              R"("], "hidden_size": 4096, "num_attention_heads": 32,
+        "num_hidden_layers": 4, "intermediate_size": 8192, "vocab_size": 1000)" +
+                              extra + "}",
+                          "d.json");
+  };
+  HfImport mistral = imp("MistralForCausalLM", "");
+  CHECK(mistral.spec.kv_heads == 8);  // MistralConfig(num_key_value_heads=8)
+  CHECK(mistral.yaml.find("kv_heads: 8                           # no num_key_value_heads: "
+                          "mistral class default") != std::string::npos);
+  CHECK(imp("LlamaForCausalLM", "").spec.kv_heads == 32);  // None: the query heads (MHA)
+  CHECK(imp("MistralForCausalLM", R"(, "num_key_value_heads": null)").spec.kv_heads == 32);
+  CHECK(imp("Qwen2ForCausalLM", "").spec.kv_heads == 32);
+  CHECK(imp("Qwen3MoeForCausalLM", R"(, "moe_intermediate_size": 768, "num_experts": 8,
+      "num_experts_per_tok": 2)")
+            .spec.kv_heads == 4);
+  // head_dim: Qwen3 128 and Gemma 2 256 (not hidden / heads = 128 and 128 here: a
+  // narrower model shows it).
+  HfImport q3 = ImportHfConfig(R"({"architectures": ["Qwen3ForCausalLM"], "hidden_size": 2048,
+      "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 4,
+      "intermediate_size": 6144, "vocab_size": 1000})",
+                               "q3.json");
+  CHECK(q3.spec.head_dim == 128);  // hidden / heads would be 128 too: check the comment
+  CHECK(q3.yaml.find("# no head_dim: qwen3 class default") != std::string::npos);
+  HfImport g2 = ImportHfConfig(R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 2304,
+      "num_attention_heads": 8, "num_hidden_layers": 4, "intermediate_size": 9216,
+      "vocab_size": 1000})",
+                               "g2.json");
+  CHECK(g2.spec.head_dim == 256);  // 2304 / 8 = 288 would be wrong
+  CHECK(g2.spec.kv_heads == 4);
+  // A class default that does not divide the config's own heads is an error,
+  // as transformers would build a broken model.
+  CHECK_THROWS(ImportHfConfig(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 3584,
+      "num_attention_heads": 28, "num_hidden_layers": 4, "intermediate_size": 8192,
+      "vocab_size": 1000})",
+                              "q2.json"));
+}
+
 TEST_CASE("unknown architectures are refused with the supported list") {
   std::string dir = TempDir();
   std::string path = WriteFile(dir, "config.json",

@@ -28,27 +28,33 @@ struct Arch {
   bool moe;
   uint64_t default_max_context;  // max_position_embeddings default
   bool default_tie;              // tie_word_embeddings default
+  // The transformers config class's defaults where the key is absent:
+  uint64_t default_kv_heads;  // num_key_value_heads (0: None, which means the query heads)
+  uint64_t default_head_dim;  // head_dim (0: none, hidden_size / heads)
 };
 
+// Class defaults as in transformers' configuration_*.py (read at v5-era
+// commit 008e5743; the v4 files agree): Mistral's 8 KV heads, Qwen2's 32,
+// Gemma's 4 with a 256-wide head, and so on. Falcon has its own keys.
 constexpr Arch kArchs[] = {
-    {"LlamaForCausalLM", "llama", Family::kLlama, false, 2048, false},
-    {"MistralForCausalLM", "mistral", Family::kLlama, false, 131072, false},
-    {"MixtralForCausalLM", "mixtral", Family::kLlama, true, 131072, false},
-    {"Phi3ForCausalLM", "phi3", Family::kLlama, false, 4096, false},
-    {"Qwen2ForCausalLM", "qwen2", Family::kQwen, false, 32768, false},
-    {"Qwen2MoeForCausalLM", "qwen2_moe", Family::kQwen, true, 32768, false},
-    {"Qwen3ForCausalLM", "qwen3", Family::kQwen, false, 32768, false},
-    {"Qwen3MoeForCausalLM", "qwen3_moe", Family::kQwen, true, 32768, false},
-    {"Gemma2ForCausalLM", "gemma2", Family::kGemma2, false, 8192, true},
-    {"Gemma3ForCausalLM", "gemma3_text", Family::kGemma3, false, 131072, true},
-    {"Gemma3ForConditionalGeneration", "gemma3", Family::kGemma3, false, 131072, true},
-    {"DeepseekV2ForCausalLM", "deepseek_v2", Family::kDeepseek, true, 2048, false},
-    {"DeepseekV3ForCausalLM", "deepseek_v3", Family::kDeepseek, true, 4096, false},
-    {"FalconForCausalLM", "falcon", Family::kFalcon, false, 2048, true},
-    {"RWForCausalLM", "RefinedWebModel", Family::kFalcon, false, 2048, true},
-    {"GPT2LMHeadModel", "gpt2", Family::kGpt2, false, 1024, true},
-    {"JambaForCausalLM", "jamba", Family::kJamba, true, 262144, false},
-    {"GptOssForCausalLM", "gpt_oss", Family::kGptOss, true, 131072, false},
+    {"LlamaForCausalLM", "llama", Family::kLlama, false, 2048, false, 0, 0},
+    {"MistralForCausalLM", "mistral", Family::kLlama, false, 131072, false, 8, 0},
+    {"MixtralForCausalLM", "mixtral", Family::kLlama, true, 131072, false, 8, 0},
+    {"Phi3ForCausalLM", "phi3", Family::kLlama, false, 4096, false, 0, 0},
+    {"Qwen2ForCausalLM", "qwen2", Family::kQwen, false, 32768, false, 32, 0},
+    {"Qwen2MoeForCausalLM", "qwen2_moe", Family::kQwen, true, 32768, false, 16, 0},
+    {"Qwen3ForCausalLM", "qwen3", Family::kQwen, false, 32768, false, 32, 128},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", Family::kQwen, true, 32768, false, 4, 0},
+    {"Gemma2ForCausalLM", "gemma2", Family::kGemma2, false, 8192, true, 4, 256},
+    {"Gemma3ForCausalLM", "gemma3_text", Family::kGemma3, false, 131072, true, 4, 256},
+    {"Gemma3ForConditionalGeneration", "gemma3", Family::kGemma3, false, 131072, true, 4, 256},
+    {"DeepseekV2ForCausalLM", "deepseek_v2", Family::kDeepseek, true, 2048, false, 0, 0},
+    {"DeepseekV3ForCausalLM", "deepseek_v3", Family::kDeepseek, true, 4096, false, 128, 0},
+    {"FalconForCausalLM", "falcon", Family::kFalcon, false, 2048, true, 0, 0},
+    {"RWForCausalLM", "RefinedWebModel", Family::kFalcon, false, 2048, true, 0, 0},
+    {"GPT2LMHeadModel", "gpt2", Family::kGpt2, false, 1024, true, 0, 0},
+    {"JambaForCausalLM", "jamba", Family::kJamba, true, 262144, false, 8, 0},
+    {"GptOssForCausalLM", "gpt_oss", Family::kGptOss, true, 131072, false, 8, 64},
 };
 
 bool IsAbsent(const YAML::Node& n) { return !n.IsDefined() || n.IsNull(); }
@@ -643,9 +649,14 @@ Draft Build(const YAML::Node& root, const std::string& file, const std::string& 
     if (a.family == Family::kDeepseek) {
       d.why["kv_heads"] += " as published (MLA: the cache is the latent, see mla)";
     }
+  } else if (a.default_kv_heads != 0 && !c.Get("num_key_value_heads").IsDefined()) {
+    s.kv_heads = a.default_kv_heads;
+    d.why["kv_heads"] = fmt::format("no num_key_value_heads: {} class default", a.model_type);
   } else {
+    // Absent where the class default is None, or null: the query heads.
     s.kv_heads = s.query_heads;
-    d.why["kv_heads"] = "no num_key_value_heads: MHA, kv heads = query heads";
+    d.why["kv_heads"] = fmt::format("{} num_key_value_heads: MHA, kv heads = query heads",
+                                    c.Get("num_key_value_heads").IsDefined() ? "null" : "no");
   }
 
   // Head width: an explicit head_dim wins over hidden / heads.
@@ -669,6 +680,9 @@ Draft Build(const YAML::Node& root, const std::string& file, const std::string& 
             ? fmt::format("explicit {} (NOT hidden_size / heads = {})", c.Name("head_dim"),
                           s.hidden_size / s.query_heads)
             : "explicit " + c.Name("head_dim");
+  } else if (a.default_head_dim != 0 && !c.Get("head_dim").IsDefined()) {
+    s.head_dim = a.default_head_dim;
+    d.why["head_dim"] = fmt::format("no head_dim: {} class default", a.model_type);
   } else {
     if (s.hidden_size % s.query_heads != 0) {
       Fail("{}: no head_dim and hidden_size {} is not a multiple of {} heads", file,
