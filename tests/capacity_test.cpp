@@ -211,7 +211,7 @@ TEST_CASE("checkpoint quantization: DeepSeek-V3 on 8 x H200 and gpt-oss-120b on 
 
   CapacityResult oss = Run(LoadModel("gpt-oss-120b"), "h100-sxm", EngineConfig{});
   REQUIRE_FALSE(oss.HasError());
-  CHECK(oss.weight_format == "mxfp4 (experts; the rest 16-bit)");
+  CHECK(oss.weight_format == "mxfp4 (experts only)");
   CHECK(oss.weights_bytes < 61 * kGiB);
   EngineConfig b;
   b.weight_dtype = "bf16";
@@ -224,6 +224,10 @@ TEST_CASE("checkpoint quantization: DeepSeek-V3 on 8 x H200 and gpt-oss-120b on 
   CHECK(Run(LoadModel("llama-3.1-8b"), "h100-sxm", q).kv_cache_dtype == "bf16");
   q.weight_dtype = "fp16";
   CHECK(Run(LoadModel("llama-3.1-8b"), "h100-sxm", q).kv_cache_dtype == "fp16");
+  // An fp32 checkpoint runs bf16 activations, quantized weights or not.
+  CHECK(Run(LoadModel("gpt2"), "h100-sxm", EngineConfig{}).kv_cache_dtype == "bf16");
+  q.weight_dtype = "fp8";
+  CHECK(Run(LoadModel("gpt2"), "h100-sxm", q).kv_cache_dtype == "bf16");
 }
 
 TEST_CASE("SGLang S-1: K and V sizes from #tokens, Qwen3-235B-A22B at tp 4") {

@@ -135,6 +135,17 @@ TEST_CASE("startup failures carry the engine's reason and point at the flag") {
   CHECK(!rq.Pass());
   CHECK(rq.items[0].detail.rfind("vLLM: argument --kv-cache-dtype: invalid choice", 0) == 0);
   CHECK(rq.items[0].pos.line == 9);
+  // fp16 activations with MXFP4 weights: vLLM refuses, SGLang runs them.
+  for (const char* engine : {"vllm", "sglang"}) {
+    CAPTURE(engine);
+    DeployConfig m =
+        ParseDeployConfig(Replace(Replace(kGood, "name: vllm", std::string("name: ") + engine),
+                                  "max_model_len: 32768", "dtype: float16"),
+                          "d.yaml");
+    CheckReport rm = RunChecks(LoadModel("gpt-oss-20b"), LoadHardware("h100-sxm"), m);
+    REQUIRE(!rm.items.empty());
+    CHECK(rm.items[0].pass == (std::string(engine) == "sglang"));
+  }
   // max_model_len over what the cache holds: vLLM's own ValueError.
   DeployConfig big = ParseDeployConfig(
       Replace(Replace(kGood, "max_model_len: 32768", "max_model_len: 128K"), "gpu: h100-sxm",
@@ -402,6 +413,12 @@ TEST_CASE("vLLM --dtype and --quantization: the model's dtype and the weights' f
   CHECK(ds_awq.out.find("Quantization method specified in the model config (fp8) does not match "
                         "the quantization method specified in the `quantization` argument (awq)") !=
         std::string::npos);
+  // vLLM's MXFP4 kernels take bf16 activations only; SGLang's fp16 too.
+  const std::string oss =
+      "check --vllm-args \"vllm serve openai/gpt-oss-20b --dtype float16\" "
+      "--gpu h100-sxm --require-concurrency 1";
+  CHECK(RunKvplan(oss).out.find("fp16 activations are not supported for mxfp4 weights "
+                                "(supported: bf16)") != std::string::npos);
   const auto bad = RunKvplan(head + "--quantization bitsandbytes" + tail);
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "kvplan: error: --vllm-args: --quantization: unknown weight dtype "

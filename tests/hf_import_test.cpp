@@ -234,6 +234,21 @@ TEST_CASE("import-hf: absent keys take the transformers class's defaults, not MH
                                "g2.json");
   CHECK(g2.spec.head_dim == 256);  // 2304 / 8 = 288 would be wrong
   CHECK(g2.spec.kv_heads == 4);
+  // A small Gemma 3 leaves heads, KV heads and head_dim to the text config's
+  // defaults (8, 4, 256); a null inside text_config is null, not the root's.
+  HfImport g3 = ImportHfConfig(R"({"architectures": ["Gemma3ForConditionalGeneration"],
+      "text_config": {"hidden_size": 2560, "num_hidden_layers": 6, "intermediate_size": 10240,
+      "sliding_window": 1024, "model_type": "gemma3_text"}, "num_key_value_heads": 2})",
+                               "g3.json");
+  CHECK(g3.spec.query_heads == 8);
+  CHECK(g3.spec.kv_heads == 2);  // a root key still fills what text_config leaves out
+  CHECK(g3.spec.head_dim == 256);
+  CHECK(g3.yaml.find("# no num_attention_heads: gemma3 class default") != std::string::npos);
+  HfImport g3n = ImportHfConfig(R"({"architectures": ["Gemma3ForConditionalGeneration"],
+      "text_config": {"hidden_size": 2560, "num_hidden_layers": 6, "intermediate_size": 10240,
+      "num_attention_heads": 8, "num_key_value_heads": null}, "num_key_value_heads": 2})",
+                                "g3n.json");
+  CHECK(g3n.spec.kv_heads == 8);
   // A class default that does not divide the config's own heads is an error,
   // as transformers would build a broken model.
   CHECK_THROWS(ImportHfConfig(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 3584,

@@ -79,6 +79,13 @@ TEST_CASE("printing shows both conventions") {
   CHECK(FormatTokens(131072) == "131,072 (128K)");
   CHECK(FormatTokens(4000) == "4,000");
   CHECK(FormatTokens(1048576) == "1,048,576 (1M)");
+  // Three significant digits, never an exponent.
+  CHECK(Sig3(0.1474) == "0.147");
+  CHECK(Sig3(32.14) == "32.1");
+  CHECK(Sig3(999.4) == "999");
+  CHECK(Sig3(999.6) == "1,000");  // not "1e+03"
+  CHECK(Sig3(13230.4) == "13,230");
+  CHECK(Sig3(0) == "0");
 }
 
 TEST_CASE("checked arithmetic refuses to wrap") {

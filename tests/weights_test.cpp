@@ -116,7 +116,7 @@ TEST_CASE("checkpoint formats: fp8 block scales, quantized parts, and what overr
   experts.format = "mxfp4";
   experts.parts = {"experts"};
   const WeightFormat x = CheckpointWeightFormat(experts);
-  CHECK(WeightFormatLabel(x) == "mxfp4 (experts; the rest 16-bit)");
+  CHECK(WeightFormatLabel(x) == "mxfp4 (experts only)");
   w.rows = w.cols = 2880;
   w.part = TensorPart::kExperts;
   CHECK(TensorBytes(w, x, 1) == 2880ull * 2880 / 2 + 2880ull * 90);  // 4 bits + e8m0 per 32
@@ -132,7 +132,7 @@ TEST_CASE("checkpoint formats: fp8 block scales, quantized parts, and what overr
   CHECK(WeightFormatLabel(ModelWeightFormat(ds, "int4")) == "int4");
   CHECK(WeightFormatLabel(ModelWeightFormat(LoadModel("llama-3.1-8b"), "")) == "bf16");
   CHECK(WeightFormatLabel(ModelWeightFormat(LoadModel("gpt-oss-120b"), "mxfp4")) ==
-        "mxfp4 (experts; the rest 16-bit)");
+        "mxfp4 (experts only)");
 }
 
 TEST_CASE("fp8 blocks must tile every tensor-parallel slice, as vLLM requires") {
@@ -143,11 +143,11 @@ TEST_CASE("fp8 blocks must tile every tensor-parallel slice, as vLLM requires") 
   // tp 32: the dense MLP's 18,432 gate (and up) rows are 576 per rank, 4.5 blocks.
   CHECK(BlockTilingError(t, f, 32) ==
         "fp8 blocks of 128 x 128 do not tile mlp gate_up_proj at tp 32: 18432 / 32 = 576 output "
-        "features per rank; vLLM needs whole blocks per rank");
+        "features per rank; vLLM and SGLang need whole blocks per rank");
   // tp 3: kv_b_proj's 128 heads x 256 rows do not even split evenly.
   CHECK(BlockTilingError(t, f, 3) ==
         "fp8 blocks of 128 x 128 do not tile attention kv_b_proj at tp 3: 32768 / 3 = 10922.7 "
-        "output features per rank; vLLM needs whole blocks per rank");
+        "output features per rank; vLLM and SGLang need whole blocks per rank");
   // Formats without blocks never complain.
   CHECK(BlockTilingError(t, FindWeightFormat("fp8"), 32).empty());
 }

@@ -169,6 +169,8 @@ void Run(const CompareOptions& o) {
         j.Set("gpu", c.gpu.name);
         j.Set("engine", c.cap.engine_name);
         j.Set("kv_cache_dtype", c.cap.kv_cache_dtype);
+        j.Set("weight_dtype", c.cap.weight_dtype);
+        j.Set("weight_format", c.cap.weight_format);
         j.Set("tp", c.cap.config.tp);
         j.Set("pp", c.cap.config.pp);
         Json ratios;
@@ -215,6 +217,7 @@ void Run(const CompareOptions& o) {
       text_row("engine · KV dtype", [](const Column& c) {
         return fmt::format("{} · {}", c.cap.engine_name, c.cap.kv_cache_dtype);
       });
+      text_row("weights", [](const Column& c) { return c.cap.weight_format; });
       text_row("tp x pp", [](const Column& c) {
         return fmt::format("{} x {}", c.cap.config.tp, c.cap.config.pp);
       });

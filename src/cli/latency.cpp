@@ -46,8 +46,7 @@ struct Setup {
 };
 
 std::string Ms(double s) {
-  const double ms = s * 1e3;
-  return ms >= 1000 ? WithCommas(static_cast<uint64_t>(std::llround(ms))) : fmt::format("{:.3g}", ms);
+  return Sig3(s * 1e3);
 }
 std::string Rate(double per_s) { return per_s >= 100 ? fmt::format("{:.0f}", per_s) : fmt::format("{:.3g}", per_s); }
 

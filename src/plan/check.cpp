@@ -137,7 +137,7 @@ void LatencyItems(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfi
                              "the engine would not start (see startup)", l.tpot_pos));
     }
     if (l.max_ttft_ms) {
-      r.items.push_back(Item("max_ttft_ms", false, "n/a", req(*l.max_ttft_ms),
+      r.items.push_back(Item("max_ttft_ms", false, "n/a", req_ttft(*l.max_ttft_ms),
                              "the engine would not start (see startup)", l.ttft_pos));
     }
     return;

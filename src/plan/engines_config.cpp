@@ -40,7 +40,9 @@ std::string ResolvedCacheDtype(const ModelSpec& m, const EngineConfig& c) {
   // (an AWQ Llama-2 keeps an fp16 cache).
   const WeightFormat f = ResolvedWeightFormat(m, c);
   const bool float_weights = f.name == "fp32" || f.name == "fp16" || f.name == "bf16";
-  return std::string(AutoCacheDtype(float_weights ? f.name : m.weight_dtype));
+  if (float_weights) return std::string(AutoCacheDtype(f.name));
+  // The type the unquantized model runs in (an fp32 checkpoint: bf16).
+  return std::string(AutoCacheDtype(m.weight_dtype == "fp32" ? "bf16" : m.weight_dtype));
 }
 
 EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu, const EngineConfig& in) {
@@ -123,12 +125,14 @@ void WeightLints(const ModelSpec& m, const EngineConfig& c, std::vector<Lint>& l
                           m.quantization->format, c.weight_dtype));
     }
     const bool quantized = f.name != "fp32" && f.name != "fp16" && f.name != "bf16";
-    const bool bad_act = quantized && (c.activation_dtype == "fp32" ||
-                                       (f.name == "mxfp4" && c.activation_dtype == "fp16"));
+    // vLLM's Mxfp4Config takes bf16 only; SGLang's takes fp16 too.
+    const bool bf16_only = f.name == "mxfp4" && c.engine == Engine::kVllm;
+    const bool bad_act =
+        quantized && (c.activation_dtype == "fp32" || (bf16_only && c.activation_dtype == "fp16"));
     if (bad_act) {
       AddLint(lints, Severity::kError, "dtype-quantization",
               fmt::format("{} activations are not supported for {} weights (supported: {})",
-                          c.activation_dtype, f.name, f.name == "mxfp4" ? "bf16" : "bf16, fp16"));
+                          c.activation_dtype, f.name, bf16_only ? "bf16" : "bf16, fp16"));
     }
     const std::string tiling = BlockTilingError(BuildModelTensors(m), f, c.tp);
     if (!tiling.empty()) AddLint(lints, Severity::kError, "fp8-block-tp", tiling);

@@ -63,7 +63,7 @@ struct ModelCost {
   std::vector<WindowedGroup> windowed;  // sliding/chunked groups, per rank
   KvCost kv;                         // per rank
   std::string weight_dtype;          // the weight format's name
-  std::string weight_format;         // its label, e.g. "mxfp4 (experts; the rest 16-bit)"
+  std::string weight_format;         // its label, e.g. "mxfp4 (experts only)"
   std::string compute_dtype;         // the FLOPs key the weight matmuls' peak is wanted from
   std::string attention_dtype;       // the FLOPs key attention's peak is wanted from: the
                                      // activations' 16-bit type (fp32 for fp32 weights)

@@ -151,7 +151,9 @@ void AddMamba(const ModelSpec& m, std::vector<WeightTensor>& out) {
   const uint64_t dt_rank = s.dt_rank != 0 ? s.dt_rank : CeilDiv(h, 16);  // Mamba's "auto"
   // vLLM's MambaMixer: in/x/dt projections are column-parallel over d_inner,
   // out_proj row-parallel; conv, A and D are split with d_inner.
-  out.push_back(Linear(TensorPart::kMamba, "in_proj", 2 * inner, h, TpSplit::kColumn));
+  WeightTensor in_proj = Linear(TensorPart::kMamba, "in_proj", 2 * inner, h, TpSplit::kColumn);
+  in_proj.fused = 2;  // x and z
+  out.push_back(in_proj);
   out.push_back(Vector(TensorPart::kMamba, "conv1d.weight", inner * s.d_conv, TpSplit::kColumn));
   out.push_back(Vector(TensorPart::kMamba, "conv1d.bias", inner, TpSplit::kColumn));
   out.push_back(Linear(TensorPart::kMamba, "x_proj", dt_rank + 2 * s.d_state, inner, TpSplit::kRow));
@@ -281,8 +283,7 @@ std::string WeightFormatLabel(const WeightFormat& f) {
       if (!parts.empty()) parts += ", ";
       parts += TensorPartName(p);
     }
-    notes.push_back(parts);
-    notes.push_back("the rest 16-bit");
+    notes.push_back(parts + " only");  // the rest in 16 bits
   }
   if (notes.empty()) return f.name;
   return fmt::format("{} ({})", f.name, fmt::join(notes, "; "));
@@ -445,7 +446,7 @@ std::string BlockTilingError(const ModelTensors& t, const WeightFormat& f, uint6
       if (whole % tp == 0 && (whole / tp) % f.block_edge == 0) continue;
       return fmt::format(
           "fp8 blocks of {0} x {0} do not tile {1} {2} at tp {3}: {4} / {3} = "
-          "{5:.6g} {6} features per rank; vLLM needs whole blocks per rank",
+          "{5:.6g} {6} features per rank; vLLM and SGLang need whole blocks per rank",
           f.block_edge, TensorPartName(w.part), w.name, tp, whole,
           static_cast<double>(whole) / static_cast<double>(tp), side);
     }

@@ -70,7 +70,7 @@ WeightFormat CheckpointWeightFormat(const QuantSpec& quantization);
 WeightFormat ModelWeightFormat(const ModelSpec& model, std::string_view override_dtype,
                                uint64_t group_size = 128);
 
-/// "fp8", "fp8 (128x128 blocks)", "mxfp4 (experts; the rest 16-bit)".
+/// "fp8", "fp8 (128x128 blocks)", "mxfp4 (experts only)".
 std::string WeightFormatLabel(const WeightFormat& format);
 
 /// "embedding", "attention", ... for tables.

@@ -79,13 +79,14 @@ class Config {
         prefix_(std::move(prefix)) {}
 
   YAML::Node Get(const std::string& key) const {
+    // A key text_config leaves out may sit at the root; a null one is null.
     YAML::Node v = Lookup(node_, key);
-    if (IsAbsent(v) && !prefix_.empty()) v = Lookup(root_, key);
+    if (!v.IsDefined() && !prefix_.empty()) v = Lookup(root_, key);
     return v;
   }
   bool Has(const std::string& key) const { return !IsAbsent(Get(key)); }
   std::string Name(const std::string& key) const {
-    return (!prefix_.empty() && !IsAbsent(Lookup(node_, key))) ? prefix_ + key : key;
+    return (!prefix_.empty() && Lookup(node_, key).IsDefined()) ? prefix_ + key : key;
   }
 
   std::optional<uint64_t> U(const std::string& key) const {
@@ -615,7 +616,16 @@ Draft Build(const YAML::Node& root, const std::string& file, const std::string& 
   };
   s.layers = first({"num_hidden_layers", "n_layer", "num_layers"}, "layers");
   s.hidden_size = first({"hidden_size", "n_embd"}, "hidden_size");
-  s.query_heads = first({"num_attention_heads", "n_head"}, "query_heads");
+  if (a.family == Family::kGemma2 || a.family == Family::kGemma3) {
+    // Small Gemma configs leave out what equals the class default (8 heads).
+    const std::optional<uint64_t> heads = c.U("num_attention_heads");
+    s.query_heads = heads.value_or(8);
+    d.why["query_heads"] =
+        heads ? c.Name("num_attention_heads")
+              : fmt::format("no num_attention_heads: {} class default", a.model_type);
+  } else {
+    s.query_heads = first({"num_attention_heads", "n_head"}, "query_heads");
+  }
   if (s.layers == 0 || s.hidden_size == 0 || s.query_heads == 0) {
     Fail("{}: layers, hidden size and attention heads must be positive", file);
   }

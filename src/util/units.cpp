@@ -201,7 +201,7 @@ std::string FormatGiB(uint64_t bytes) {
 }
 
 std::string Sig3(double v) {
-  if (v >= 1000 && v < 9e18) return WithCommas(static_cast<uint64_t>(std::llround(v)));
+  if (v >= 999.5 && v < 9e18) return WithCommas(static_cast<uint64_t>(std::llround(v)));
   return fmt::format("{:.3g}", v);
 }
 

@@ -34,8 +34,8 @@ std::string WithCommas(uint64_t n);
 /// an "s" unless n is 1.
 std::string Plural(uint64_t n, std::string_view word);
 
-/// Three significant digits, never an exponent: "0.147", "32.1", "1,140"
-/// (from 1000 up: rounded to a whole number with commas). For v >= 0.
+/// Three significant digits without an exponent from 1e-4 up: "0.147",
+/// "32.1", "1,140" (from 999.5 up: a whole number with commas). For v >= 0.
 std::string Sig3(double v);
 
 /// "1.25 GiB" — binary units, 2 decimals (B, KiB, MiB, GiB, TiB).
