@@ -147,6 +147,8 @@ TEST_CASE("a quantization block reads the checkpoint's format, and its errors po
         "m.yaml:15:10: block: only fp8 weights take a block (weight_block_size), not mxfp4");
   CHECK(ErrorOf(q("  format: fp8\n  block: 0\n")) ==
         "m.yaml:15:10: block: must be positive, got 0");
+  CHECK(ErrorOf(q("  format: fp8\n  block: 99999999\n")) ==
+        "m.yaml:15:10: block: 99999999 is over kvplan's limit of 16777216");
   CHECK(ErrorOf(q("  format: fp8\n  group_size: 64\n")) ==
         "m.yaml:15:15: group_size: only int4 weights take a group_size, not fp8");
   CHECK(ErrorOf(q("  format: mxfp4\n  parts: [experts]\n")) ==

@@ -45,28 +45,22 @@ QuantSpec ParseQuantization(MapReader& r, const ModelSpec& s, const std::string&
         "checkpoint has no quantization block, its weight_dtype says it all",
         q.Pos("format").Prefix(), out.format);
   }
-  if (auto block = q.OptU64("block")) {
-    if (out.format != "fp8") {
-      Fail("{}block: only fp8 weights take a block (weight_block_size), not {}",
-           q.Pos("block").Prefix(), out.format);
+  // A field only one format takes, within kvplan's width limit; 0 when absent.
+  const auto only_for = [&](const char* key, const char* format, const char* what) -> uint64_t {
+    const std::optional<uint64_t> v = q.OptU64(key);
+    if (!v) return 0;
+    if (out.format != format) {
+      Fail("{}{}: only {} weights take a {}, not {}", q.Pos(key).Prefix(), key, format, what,
+           out.format);
     }
-    if (*block > ModelLimits::kMaxWidth) {
-      Fail("{}block: {} is over kvplan's limit of {}", q.Pos("block").Prefix(), *block,
+    if (*v > ModelLimits::kMaxWidth) {
+      Fail("{}{}: {} is over kvplan's limit of {}", q.Pos(key).Prefix(), key, *v,
            ModelLimits::kMaxWidth);
     }
-    out.block = *block;
-  }
-  if (auto group = q.OptU64("group_size")) {
-    if (out.format != "int4") {
-      Fail("{}group_size: only int4 weights take a group_size, not {}",
-           q.Pos("group_size").Prefix(), out.format);
-    }
-    if (*group > ModelLimits::kMaxWidth) {
-      Fail("{}group_size: {} is over kvplan's limit of {}", q.Pos("group_size").Prefix(), *group,
-           ModelLimits::kMaxWidth);
-    }
-    out.group_size = *group;
-  }
+    return *v;
+  };
+  out.block = only_for("block", "fp8", "block (weight_block_size)");
+  out.group_size = only_for("group_size", "int4", "group_size");
   if (q.Has("parts")) {
     const SourcePos pos = q.Pos("parts");
     YAML::Node parts = q.Child("parts");
