@@ -37,6 +37,11 @@ std::string GroupsSummary(const ModelSpec& m, bool csv = false) {
   return s;
 }
 
+// "fp8 (128x128 blocks)" for a quantized checkpoint, "" for the rest.
+std::string QuantLabel(const ModelSpec& m) {
+  return m.quantization ? WeightFormatLabel(CheckpointWeightFormat(*m.quantization)) : "";
+}
+
 Json ModelJson(const ModelSpec& m) {
   Json j;
   j.Set("name", m.name);
@@ -62,7 +67,7 @@ Json ModelJson(const ModelSpec& m) {
     Json parts = Json::MakeArray();
     for (const std::string& p : qs.parts) parts.Push(p);
     q.Set("parts", std::move(parts));
-    q.Set("label", WeightFormatLabel(CheckpointWeightFormat(qs)));
+    q.Set("label", QuantLabel(m));
     j.Set("quantization", std::move(q));
   } else {
     j.Set("quantization", nullptr);
@@ -111,8 +116,7 @@ std::string OneCsv(const ModelSpec& m) {
   add("max_context_tokens", std::to_string(m.max_context));
   add("params", std::to_string(m.params));
   add("weight_dtype", m.weight_dtype);
-  add("quantization",
-      m.quantization ? WeightFormatLabel(CheckpointWeightFormat(*m.quantization)) : "");
+  add("quantization", QuantLabel(m));
   if (m.moe) {
     add("moe_experts", std::to_string(m.moe->experts));
     add("moe_experts_per_token", std::to_string(m.moe->experts_per_token));
@@ -148,7 +152,7 @@ void ShowOne(const ModelSpec& m, Format format) {
   add("params", WithCommas(m.params));
   add("weight_dtype", m.weight_dtype);
   if (m.quantization) {
-    add("quantized weights", WeightFormatLabel(CheckpointWeightFormat(*m.quantization)));
+    add("quantized weights", QuantLabel(m));
   }
   if (m.moe) {
     add("moe", fmt::format("{} experts, {} per token{}", m.moe->experts,

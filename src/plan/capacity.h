@@ -226,9 +226,6 @@ EngineConfig ResolveEngineConfig(const ModelSpec& model, const HardwareSpec& gpu
 /// SGLang and TRT-LLM). Throws Error for an unknown name.
 WeightFormat ResolvedWeightFormat(const ModelSpec& model, const EngineConfig& config);
 
-/// ResolvedWeightFormat's name: fp16, bf16, fp8, ...
-std::string ResolvedWeightDtype(const ModelSpec& model, const EngineConfig& config);
-
 /// The cache dtype name: --kv-cache-dtype, or for "auto" the activations'
 /// 16-bit type: a float dtype the deployment names, float weights' type, or
 /// the model's for quantized weights (llama.cpp: fp16, its -ctk default).

@@ -28,10 +28,6 @@ WeightFormat ResolvedWeightFormat(const ModelSpec& m, const EngineConfig& c) {
   return FindWeightFormat(m.weight_dtype, c.quant_group_size);
 }
 
-std::string ResolvedWeightDtype(const ModelSpec& m, const EngineConfig& c) {
-  return ResolvedWeightFormat(m, c).name;
-}
-
 std::string ResolvedCacheDtype(const ModelSpec& m, const EngineConfig& c) {
   if (!c.kv_cache_dtype.empty() && c.kv_cache_dtype != "auto") return c.kv_cache_dtype;
   if (c.engine == Engine::kLlamaCpp) return "fp16";
@@ -39,8 +35,7 @@ std::string ResolvedCacheDtype(const ModelSpec& m, const EngineConfig& c) {
   // Float weights are the activations' type; quantized ones run the model's
   // (an AWQ Llama-2 keeps an fp16 cache).
   const WeightFormat f = ResolvedWeightFormat(m, c);
-  const bool float_weights = f.name == "fp32" || f.name == "fp16" || f.name == "bf16";
-  if (float_weights) return std::string(AutoCacheDtype(f.name));
+  if (!f.Quantized()) return std::string(AutoCacheDtype(f.name));
   // The type the unquantized model runs in (an fp32 checkpoint: bf16).
   return std::string(AutoCacheDtype(m.weight_dtype == "fp32" ? "bf16" : m.weight_dtype));
 }
@@ -124,11 +119,10 @@ void WeightLints(const ModelSpec& m, const EngineConfig& c, std::vector<Lint>& l
                           "the quantization method specified in the `quantization` argument ({})",
                           m.quantization->format, c.weight_dtype));
     }
-    const bool quantized = f.name != "fp32" && f.name != "fp16" && f.name != "bf16";
     // vLLM's Mxfp4Config takes bf16 only; SGLang's takes fp16 too.
     const bool bf16_only = f.name == "mxfp4" && c.engine == Engine::kVllm;
-    const bool bad_act =
-        quantized && (c.activation_dtype == "fp32" || (bf16_only && c.activation_dtype == "fp16"));
+    const bool bad_act = f.Quantized() && (c.activation_dtype == "fp32" ||
+                                           (bf16_only && c.activation_dtype == "fp16"));
     if (bad_act) {
       AddLint(lints, Severity::kError, "dtype-quantization",
               fmt::format("{} activations are not supported for {} weights (supported: {})",

@@ -48,6 +48,9 @@ struct WeightFormat {
 
   /// True when linear layers of `part` are stored in this format.
   bool Quantizes(TensorPart part) const;
+
+  /// True for every format but the floats (fp32, fp16, bf16).
+  bool Quantized() const { return name != "fp32" && name != "fp16" && name != "bf16"; }
 };
 
 /// The format for `name` (model dtype names: fp32, fp16, bf16, fp8, int8,
