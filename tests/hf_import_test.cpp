@@ -130,8 +130,9 @@ TEST_CASE("variants: Falcon new decoder, RW names, Qwen sliding windows, no laye
   CHECK(q.spec.groups[0].kind == LayerKind::kSliding);
   CHECK(q.spec.groups[0].window == 512);
   CHECK_THROWS_WITH(ImportHfConfig(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 1024,
-      "num_attention_heads": 16, "num_hidden_layers": 4, "use_sliding_window": true,
-      "sliding_window": 512, "max_window_layers": 2})", "q2.json"),
+      "num_attention_heads": 16, "num_key_value_heads": 2, "num_hidden_layers": 4,
+      "use_sliding_window": true, "sliding_window": 512, "max_window_layers": 2})",
+                                   "q2.json"),
                     "q2.json: use_sliding_window with max_window_layers 2 (layers 2+ slide) is a "
                     "layer range, which a kvplan spec cannot describe; write the spec by hand");
   // Gemma 2 without layer_types and Gemma 3 with an explicit layer_types list.
@@ -156,7 +157,7 @@ TEST_CASE("variants: Falcon new decoder, RW names, Qwen sliding windows, no laye
   CHECK(ComputeKvCost(v2.spec, FindCacheDtype("bf16")).per_token_bytes == 27 * 576 * 2);
   // A pattern no spec can express is refused, not approximated.
   CHECK_THROWS_WITH(ImportHfConfig(R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 64,
-      "num_attention_heads": 2, "num_hidden_layers": 5, "sliding_window": 16, "layer_types":
+      "num_attention_heads": 4, "num_hidden_layers": 5, "sliding_window": 16, "layer_types":
       ["full_attention", "sliding_attention", "sliding_attention", "full_attention", "full_attention"]})",
                                    "odd.json"),
                     "odd.json:3:7: layer_types: the layer pattern is not periodic, which a kvplan "
@@ -251,10 +252,12 @@ TEST_CASE("import-hf: absent keys take the transformers class's defaults, not MH
   CHECK(g3n.spec.kv_heads == 8);
   // A class default that does not divide the config's own heads is an error,
   // as transformers would build a broken model.
-  CHECK_THROWS(ImportHfConfig(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 3584,
+  CHECK_THROWS_WITH(ImportHfConfig(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 3584,
       "num_attention_heads": 28, "num_hidden_layers": 4, "intermediate_size": 8192,
       "vocab_size": 1000})",
-                              "q2.json"));
+                                   "q2.json"),
+                    "q2.json: no num_key_value_heads, and the qwen2 class default of 32 does not "
+                    "divide num_attention_heads 28; add num_key_value_heads to the config");
 }
 
 TEST_CASE("unknown architectures are refused with the supported list") {

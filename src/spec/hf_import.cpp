@@ -662,6 +662,12 @@ Draft Build(const YAML::Node& root, const std::string& file, const std::string& 
   } else if (a.default_kv_heads != 0 && !c.Get("num_key_value_heads").IsDefined()) {
     s.kv_heads = a.default_kv_heads;
     d.why["kv_heads"] = fmt::format("no num_key_value_heads: {} class default", a.model_type);
+    if (s.query_heads % s.kv_heads != 0) {
+      Fail(
+          "{}: no num_key_value_heads, and the {} class default of {} does not divide "
+          "num_attention_heads {}; add num_key_value_heads to the config",
+          file, a.model_type, s.kv_heads, s.query_heads);
+    }
   } else {
     // Absent where the class default is None, or null: the query heads.
     s.kv_heads = s.query_heads;
