@@ -112,10 +112,11 @@ TEST_CASE("capacity: bad input is one exact line and exit 2") {
   ExpectError("capacity llama-3.1-8b --gpu h100-sxm --mem-fraction-static 0.8",
               "--mem-fraction-static is sglang's flag, not vllm's (use --gpu-memory-utilization or "
               "--engine sglang)");
-  ExpectError("capacity llama-3.1-405b --gpu h100-sxm",
-              "llama-3.1-405b does not fit: its weights take 755.96 GiB (811.71 GB) per GPU but "
-              "79.65 GiB (85.52 GB) x 0.9 = 71.68 GiB (76.97 GB) is usable; use more GPUs (-tp/-pp) "
-              "or quantized weights (--weight-dtype)");
+  ExpectError(
+      "capacity llama-3.1-405b --gpu h100-sxm",
+      "llama-3.1-405b does not fit: its weights take 755.96 GiB (811.71 GB) per GPU but "
+      "79.65 GiB (85.52 GB) x 0.92 = 73.28 GiB (78.68 GB) is usable; use more GPUs (-tp/-pp) "
+      "or quantized weights (--weight-dtype)");
   ExpectError("capacity llama-3.1-8b --gpu h100-sxm --max-model-len 1M",
               "max_model_len 1048576 is more than llama-3.1-8b's max_context 131072 (vLLM refuses "
               "this without VLLM_ALLOW_LONG_MAX_MODEL_LEN)");
@@ -224,6 +225,27 @@ TEST_CASE("gpus PROFILE --format json keeps each point's group and batch, and th
   CHECK(r.out.find("\"gbps\": 14,") != std::string::npos);  // the weights curve's last point
 }
 
+TEST_CASE("capacity --vllm-version: the rules shown, in text and JSON") {
+  auto now = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm");
+  REQUIRE(now.exit_code == 0);
+  CHECK(now.out.find(" · vllm · tp 1") != std::string::npos);
+  CHECK(now.out.find("  usable (--gpu-memory-utilization 0.92) ") != std::string::npos);
+  CHECK(now.out.find("    CUDA graphs (estimated, subtracted) ") != std::string::npos);
+  CHECK(now.out.find("  Estimated CUDA graph memory: 1.00 GiB total\n") != std::string::npos);
+  auto old = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --vllm-version 0.20.1");
+  REQUIRE(old.exit_code == 0);
+  CHECK(old.out.find(" · vllm 0.20 · tp 1") != std::string::npos);
+  CHECK(old.out.find("  usable (--gpu-memory-utilization 0.9) ") != std::string::npos);
+  CHECK(old.out.find("    CUDA graphs (outside the fraction) ") != std::string::npos);
+  CHECK(old.out.find("Estimated CUDA graph memory") == std::string::npos);
+  auto j = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --format json");
+  CHECK(j.out.find("\"vllm_version\": \"latest\"") != std::string::npos);
+  CHECK(j.out.find("\"cuda_graphs_subtracted\": true") != std::string::npos);
+  auto j20 = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --format json --vllm-version 0.20");
+  CHECK(j20.out.find("\"vllm_version\": \"0.20\"") != std::string::npos);
+  CHECK(j20.out.find("\"cuda_graphs_subtracted\": false") != std::string::npos);
+}
+
 TEST_CASE("gpus --format csv: plain numbers, the unit in the name") {
   auto one = RunKvplan("gpus h100-sxm --format csv");
   REQUIRE(one.exit_code == 0);
@@ -248,8 +270,8 @@ TEST_CASE("docs/capacity.md quotes the vLLM lines the binary prints") {
   REQUIRE(r.exit_code == 0);
   const std::string doc = kvplan::test::ReadFile(kvplan::test::SourcePath("docs/capacity.md"));
   for (const char* line :
-       {"Available KV cache memory: 51.96 GiB", "GPU KV cache size: 425,680 tokens",
-        "Maximum concurrency for 131,072 tokens per request: 3.25x"}) {
+       {"Available KV cache memory: 52.56 GiB", "GPU KV cache size: 430,544 tokens",
+        "Maximum concurrency for 131,072 tokens per request: 3.28x"}) {
     CAPTURE(line);
     CHECK(r.out.find(std::string("  ") + line + "\n") != std::string::npos);
     CHECK(doc.find(std::string("`") + line + "`") != std::string::npos);
@@ -262,11 +284,11 @@ TEST_CASE("capacity and paging: one block, token or request is singular") {
   CHECK(one.out.find(" · block 1 token\n") != std::string::npos);
   CHECK(one.out.find("1 token = 131,072 B") != std::string::npos);
   CHECK(one.out.find("(131,072 blocks)") != std::string::npos);
-  auto req = RunKvplan("capacity llama-3.1-70b --gpu h100-sxm -tp 2 --max-model-len 4K");
+  auto req = RunKvplan("capacity llama-3.1-70b --gpu h100-sxm -tp 2 --max-model-len 8K");
   REQUIRE(req.exit_code == 0);
-  CHECK(req.out.find("1.84 (1 whole request)\n") != std::string::npos);
+  CHECK(req.out.find("1.39 (1 whole request)\n") != std::string::npos);
   auto many = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm");
-  CHECK(many.out.find("3.25 (3 whole requests)\n") != std::string::npos);
+  CHECK(many.out.find("3.28 (3 whole requests)\n") != std::string::npos);
   CHECK(many.out.find(" · block 16 tokens\n") != std::string::npos);
   const std::string dir = kvplan::test::TempDir();
   const std::string mix =

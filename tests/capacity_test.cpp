@@ -168,6 +168,93 @@ TEST_CASE("vLLM V-2 and V-6: concurrency from the printed blocks") {
   CHECK(fmt::format("{:.2f}", b.max_concurrency) == "10.79");
 }
 
+TEST_CASE(
+    "vLLM 0.21 and later: 0.92 of memory, and the CUDA-graph estimate comes out of the budget") {
+  // gpu_worker.py determine_available_memory subtracts the graph estimate
+  // (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, on by default from 0.21, when
+  // the default utilization also became 0.92); before, graphs were captured
+  // after the cache was sized.
+  ModelSpec m = LoadModel("llama-3.1-8b");
+  EngineConfig now;
+  EngineConfig old;
+  old.vllm_version = 20;
+  CapacityResult a = Run(m, "h100-sxm", now);
+  CapacityResult b = Run(m, "h100-sxm", old);
+  CHECK(a.config.memory_fraction == 0.92);
+  CHECK(b.config.memory_fraction == 0.9);
+  CHECK(a.reserve.cuda_graph_bytes == 512 * 2 * kMiB);  // min(512, 2 x 1024 seqs) x 2 MiB
+  CHECK(b.reserve.cuda_graph_bytes == a.reserve.cuda_graph_bytes);
+  CHECK(a.reserve.total_bytes == b.reserve.total_bytes + a.reserve.cuda_graph_bytes);
+  CHECK(a.kv_budget_bytes ==
+        b.kv_budget_bytes + (a.usable_bytes - b.usable_bytes) - a.reserve.cuda_graph_bytes);
+  CHECK(Log(a, 0) == "Estimated CUDA graph memory: 1.00 GiB total");
+  CHECK(Log(a, 1) == "Available KV cache memory: 52.56 GiB");
+  CHECK(Log(b, 0) == "Available KV cache memory: 51.96 GiB");
+  const auto has = [](const CapacityResult& r, const std::string& code) {
+    return std::any_of(r.lints.begin(), r.lints.end(),
+                       [&](const Lint& l) { return l.code == code; });
+  };
+  // Graphs outside 1 - 0.99 of 79.65 GiB (0.80 GiB) are only a risk when
+  // they are captured after sizing.
+  now.memory_fraction = old.memory_fraction = 0.99;
+  CHECK_FALSE(has(Run(m, "h100-sxm", now), "graph-headroom"));
+  CHECK(has(Run(m, "h100-sxm", old), "graph-headroom"));
+  now.memory_fraction = old.memory_fraction = 0;
+
+  // --enforce-eager: no graphs, no line; an explicit budget: no estimate.
+  EngineConfig eager = now;
+  eager.enforce_eager = true;
+  CapacityResult e = Run(m, "h100-sxm", eager);
+  CHECK(e.reserve.cuda_graph_bytes == 0);
+  CHECK(e.kv_budget_bytes == a.kv_budget_bytes + a.reserve.cuda_graph_bytes);
+  CHECK(Log(e, 0).starts_with("Available KV cache memory"));
+  EngineConfig given = now;
+  given.kv_cache_memory_bytes = 10 * kGiB;
+  CHECK(Log(Run(m, "h100-sxm", given), 0) == "Available KV cache memory: 10.00 GiB");
+
+  // Every pipeline stage captures graphs, the first (which does not sample)
+  // included: its reserve is the forward pass, non-torch, rotary and graphs.
+  EngineConfig pp = now;
+  pp.pp = 2;
+  CapacityResult p = Run(m, "h100-sxm", pp);
+  REQUIRE(p.stages.size() == 2);
+  const Reserve& r = p.reserve;
+  CHECK(p.stages[0].headroom_bytes ==
+        static_cast<int64_t>(p.usable_bytes - p.stages[0].weights_bytes - r.activation_bytes -
+                             r.non_torch_bytes - r.rope_cache_bytes - r.cuda_graph_bytes));
+  pp.vllm_version = 20;
+  CapacityResult p20 = Run(m, "h100-sxm", pp);
+  CHECK(p20.stages[0].headroom_bytes ==
+        static_cast<int64_t>(p20.usable_bytes - p20.stages[0].weights_bytes - r.activation_bytes -
+                             r.non_torch_bytes - r.rope_cache_bytes));
+}
+
+TEST_CASE("vLLM versions: what --vllm-version and engine.version accept") {
+  CHECK(ParseVllmVersion("0.20", "v") == 20);
+  CHECK(ParseVllmVersion("0.2", "v") == 2);  // not 0.20
+  CHECK(ParseVllmVersion("v0.21.0rc1", "v") == 21);
+  CHECK(ParseVllmVersion("0.11.1.dev12+gabc", "v") == 11);
+  CHECK(ParseVllmVersion("1.3", "v") == 1003);
+  CHECK(ParseVllmVersion("latest", "v") == kVllmCurrent);
+  CHECK(VllmVersionName(20) == "0.20");
+  CHECK(VllmVersionName(1003) == "1.3");
+  CHECK(VllmVersionName(kVllmCurrent) == "latest");
+  for (const char* bad : {"", "0", "0.", ".1", "0.2x", "0.1234", "0.21 ", "x.1", "0.21.0 rc"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH(
+        ParseVllmVersion(bad, "--vllm-version"),
+        ("--vllm-version: expected a vLLM version such as 0.20, 0.21.1 or latest, got '" +
+         std::string(bad) + "'")
+            .c_str());
+  }
+  EngineConfig c;
+  CHECK(EngineLabel(c) == "vllm");
+  c.vllm_version = 20;
+  CHECK(EngineLabel(c) == "vllm 0.20");
+  c.engine = Engine::kSglang;
+  CHECK(EngineLabel(c) == "sglang");
+}
+
 TEST_CASE("vLLM: int8 weights of Llama-3.1-70B match 'Loading model weights took 67.7229 GB'") {
   // https://github.com/vllm-project/vllm/pull/12569 (w8a8: int8 linear layers with an fp32 scale
   // per output channel; bf16 embeddings, lm_head and norms). vLLM's figure also holds the rotary
@@ -394,9 +481,11 @@ TEST_CASE("vLLM hybrid: the reviewer's Gemma 3 run, 21,968 tokens and 1.75x from
   // 12.60 GB) gives num_blocks = budget / 1,310,720 B; tokens = num_blocks // 7 x 16, and a
   // request holds 2048 + 6 x (cdiv(min(1023 + 8192, 32768), 16) + 1 = 577) = 5510 blocks
   // (8192 batched tokens on an 80 GB GPU).
+  // The run was of vLLM 0.20's rules (0.9 of memory, graphs outside it).
   ModelSpec m = LoadModel("gemma-3-27b");
   EngineConfig c;
   c.max_model_len = 32768;
+  c.vllm_version = 20;
   CapacityResult r = Run(m, "h100-sxm", c);
   CHECK(r.num_blocks == r.kv_budget_bytes / 1310720);
   CHECK(r.max_tokens == r.num_blocks / 7 * 16);
@@ -415,6 +504,7 @@ TEST_CASE("vLLM hybrid: Jamba's attention block grows to 80 tokens to hold a Mam
   ModelSpec m = LoadModel("jamba-v0.1");
   EngineConfig c;
   c.tp = 2;
+  c.vllm_version = 20;  // the reviewer's run below was of vLLM 0.20's rules
   c.kv_cache_memory_bytes = 80 * kGiB;
   CapacityResult r = Run(m, "h200", c);
   CHECK(r.block_size == 80);
@@ -453,6 +543,7 @@ TEST_CASE("vLLM hybrid: the Mamba block follows --block-size and the cache dtype
   ModelSpec m = LoadModel("jamba-v0.1");
   EngineConfig c;
   c.tp = 2;
+  c.vllm_version = 20;  // the reviewer's run below was of vLLM 0.20's rules
   c.kv_cache_memory_bytes = 80 * kGiB;
   // --block-size 32 is the kernel alignment then: 32 x cdiv(155,648, 32 x 2048) = 96 tokens.
   c.block_size = 32;

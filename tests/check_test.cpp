@@ -93,7 +93,8 @@ TEST_CASE("check exit codes: 0 all pass, 1 a failure, 2 invalid input") {
   CHECK(pass.out.find("PASS: all 7 checks pass") != std::string::npos);
   auto fail = RunKvplan("check " + SourcePath("examples/llama-70b-long-context.yaml"));
   CHECK(fail.exit_code == 1);
-  CHECK(fail.out.find("FAIL  min_concurrency      measured 7 requests of 131,072 tokens, required >= 8") !=
+  CHECK(fail.out.find(
+            "FAIL  min_concurrency      measured 6 requests of 131,072 tokens, required >= 8") !=
         std::string::npos);
   std::string dir = TempDir();
   WriteFile(dir, "bad.yaml", Replace(kGood, "min_concurrency: 8", "min_concurency: 8"));
@@ -174,6 +175,29 @@ TEST_CASE("measured figures are the capacity model's, exactly") {
   CHECK(!rc.Pass());
   CHECK(rc.items[1].measured == "4 requests of 32,768 tokens");
   CHECK(rc.items[1].detail.find("capped by max_num_seqs 4") != std::string::npos);
+}
+
+TEST_CASE("engine.version and --vllm-version: an older vLLM's budget rules") {
+  const ModelSpec m = LoadModel("llama-3.1-8b");
+  const HardwareSpec h = LoadHardware("h100-sxm");
+  CheckReport now = RunChecks(m, h, ParseDeployConfig(kGood, "d.yaml"));
+  CheckReport old =
+      RunChecks(m, h,
+                ParseDeployConfig(Replace(kGood, "name: vllm\n", "name: vllm\n  version: 0.20.2\n"),
+                                  "d.yaml"));
+  CHECK(now.summary.rfind("llama-3.1-8b on 1 x h100-sxm, vllm tp 1,", 0) == 0);
+  CHECK(old.summary.rfind("llama-3.1-8b on 1 x h100-sxm, vllm 0.20 tp 1,", 0) == 0);
+  CHECK(old.capacity.config.memory_fraction == 0.9);
+  CHECK(now.capacity.config.memory_fraction == 0.92);
+  CHECK(now.capacity.kv_budget_bytes ==
+        old.capacity.kv_budget_bytes + (now.capacity.usable_bytes - old.capacity.usable_bytes) -
+            now.capacity.reserve.cuda_graph_bytes);
+  auto cli = RunKvplan(
+      "check --vllm-args \"vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768\" "
+      "--gpu h100-sxm --require-concurrency 1 --vllm-version 0.20");
+  CHECK(cli.exit_code == 0);
+  CHECK(cli.out.find("llama-3.1-8b on 1 x h100-sxm, vllm 0.20 tp 1, max_model_len 32,768") !=
+        std::string::npos);
 }
 
 namespace {
@@ -273,8 +297,9 @@ TEST_CASE("junit output is well-formed XML with one testcase per check") {
   CHECK(std::to_string(x.count["testcase"]) == x.root_attrs["tests"]);
   CHECK(std::to_string(x.count["failure"]) == x.root_attrs["failures"]);
   CHECK(x.count["failure"] == 3);
-  CHECK(r.out.find("<failure message=\"measured 7 requests of 131,072 tokens, required &gt;= 8\"") !=
-        std::string::npos);
+  CHECK(
+      r.out.find("<failure message=\"measured 6 requests of 131,072 tokens, required &gt;= 8\"") !=
+      std::string::npos);
   // The checker itself rejects what is not XML.
   std::string broken = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<a><b></a>";
   XmlCheck y(broken);
@@ -297,7 +322,7 @@ TEST_CASE("github annotations carry the file and the requirement's line") {
                      " --format github");
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("::error file=" + SourcePath("examples/llama-70b-long-context.yaml") +
-                   ",line=16,col=20,title=kvplan check min_concurrency::measured 7 requests of "
+                   ",line=16,col=20,title=kvplan check min_concurrency::measured 6 requests of "
                    "131,072 tokens, required >= 8") != std::string::npos);
   // An invalid file becomes an annotation at its error's line.
   std::string dir = TempDir();

@@ -187,13 +187,13 @@ TEST_CASE("kvplan compare: columns, ratios to the first, errors") {
 }
 
 TEST_CASE("kvplan compare: a column vLLM would refuse carries capacity's warning, on stderr") {
-  // Llama-3.1-70B at tp=2 on H100s leaves 1.15 GiB of cache per GPU: not
+  // Llama-3.1-70B at tp=2 on H100s leaves 1.74 GiB of cache per GPU: not
   // one 128K request fits, and `kvplan capacity` says so; compare must too.
   CliResult r = RunKvplan("compare llama-3.1-70b --gpu h100-sxm --vary tp=2,4,8");
   REQUIRE(r.exit_code == 0);
   CHECK(r.err ==
         "kvplan: warning: tp=2: one request of max_model_len 131072 needs 20.00 GiB of KV cache "
-        "but the cache has 1.15 GiB; the largest max_model_len that fits is 7520\n");
+        "but the cache has 1.74 GiB; the largest max_model_len that fits is 11408\n");
   CHECK(r.out.find("warning") == std::string::npos);  // the table stays clean
   CliResult j = RunKvplan("compare llama-3.1-70b --gpu h100-sxm --vary tp=2,4 --format json");
   REQUIRE(j.exit_code == 0);

@@ -93,7 +93,7 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
   const EngineConfig& c = r.config;
   std::string out;
   out += fmt::format("{} on {} · {} · tp {} · pp {} · dp {} · weights {} · KV cache {}\n", m.name,
-                     gpu.display_name, r.engine_name, c.tp, c.pp, c.dp, r.weight_format,
+                     gpu.display_name, EngineLabel(c), c.tp, c.pp, c.dp, r.weight_format,
                      r.kv_cache_dtype);
   if (c.engine == Engine::kLlamaCpp) {
     out += fmt::format("n_ctx {} cells ({} sequences x {} tokens) · n_ubatch {}\n\n", WithCommas(r.cells),
@@ -139,7 +139,9 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
         r.reserve.non_torch_bytes);
     if (r.reserve.rope_cache_bytes) row("  rotary cos/sin cache", r.reserve.rope_cache_bytes);
     if (r.reserve.cuda_graph_bytes && c.engine != Engine::kLlamaCpp) {
-      row(c.engine == Engine::kTrtllm ? "  CUDA graphs" : "  CUDA graphs (outside the fraction)",
+      row(c.engine == Engine::kTrtllm ? "  CUDA graphs"
+          : c.GraphsInBudget()        ? "  CUDA graphs (estimated, subtracted)"
+                                      : "  CUDA graphs (outside the fraction)",
           r.reserve.cuda_graph_bytes);
     }
   }
@@ -214,6 +216,7 @@ Json ToJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r
   j.Set("model", m.name);
   j.Set("gpu", gpu.name);
   j.Set("engine", r.engine_name);
+  if (c.engine == Engine::kVllm) j.Set("vllm_version", VllmVersionName(c.vllm_version));
   j.Set("kv_cache_dtype", r.kv_cache_dtype);
   j.Set("weight_dtype", r.weight_dtype);
   j.Set("weight_format", r.weight_format);
@@ -234,6 +237,10 @@ Json ToJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r
   res.Set("logits_bytes", r.reserve.logits_bytes);
   res.Set("non_torch_bytes", r.reserve.non_torch_bytes);
   res.Set("cuda_graph_bytes", r.reserve.cuda_graph_bytes);
+  // Whether the graph term is in reserve_bytes and so out of the budget.
+  res.Set("cuda_graphs_subtracted", !r.reserve.overridden && !r.explicit_budget &&
+                                        r.reserve.cuda_graph_bytes != 0 &&
+                                        (c.engine == Engine::kTrtllm || c.GraphsInBudget()));
   res.Set("rope_cache_bytes", r.reserve.rope_cache_bytes);
   res.Set("overridden", r.reserve.overridden);
   j.Set("reserve", std::move(res));

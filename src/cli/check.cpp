@@ -21,6 +21,7 @@ struct CheckOptions {
   std::vector<std::string> files;
   std::string format = "text";
   std::string vllm_args;
+  std::string vllm_version;
   std::string gpu;
   uint64_t gpu_count = 0;
   // Unset unless given: a given 0, negative or NaN is an error, not "no requirement".
@@ -91,6 +92,8 @@ Outcome CheckCommandLine(const CheckOptions& opt) {
   try {
     if (opt.gpu.empty()) Fail("--vllm-args needs --gpu (a catalog name or a profile YAML)");
     DeployConfig d = ParseVllmCommand(opt.vllm_args);
+    if (!opt.vllm_version.empty())
+      d.vllm_version = ParseVllmVersion(opt.vllm_version, "--vllm-version");
     d.file = "";
     d.gpu = opt.gpu;
     d.gpu_count = opt.gpu_count;
@@ -342,9 +345,11 @@ int Run(const CheckOptions& o) {
     Fail("give either deployment config files or --vllm-args, not both");
   }
   if (o.vllm_args.empty() &&
-      (!o.gpu.empty() || o.require_concurrency || !o.require_tokens.empty() ||
-       o.require_headroom || o.gpu_count)) {
-    Fail("--gpu, --gpu-count and --require-* go with --vllm-args (a config file states its own)");
+      (!o.gpu.empty() || o.require_concurrency || !o.require_tokens.empty() || o.require_headroom ||
+       o.gpu_count || !o.vllm_version.empty())) {
+    Fail(
+        "--gpu, --gpu-count, --vllm-version and --require-* go with --vllm-args (a config file "
+        "states its own)");
   }
   std::vector<Outcome> all;
   if (!o.vllm_args.empty()) {
@@ -382,6 +387,9 @@ void SetupCheckCommand(CLI::App& app, int& exit_code) {
   sub->add_option("--gpu", o->gpu, "With --vllm-args: the GPU (catalog name or profile YAML)");
   sub->add_option("--gpu-count", o->gpu_count,
                   "With --vllm-args: GPUs on the machine (default: tp x pp x dp)");
+  sub->add_option("--vllm-version", o->vllm_version,
+                  "With --vllm-args: the vLLM release (default: latest; before 0.21 CUDA graphs "
+                  "are not subtracted and the default utilization is 0.9)");
   sub->add_option("--require-concurrency", o->require_concurrency,
                   "With --vllm-args: requests of max_model_len that must fit at once");
   sub->add_option("--require-tokens", o->require_tokens,

@@ -215,7 +215,7 @@ void Run(const CompareOptions& o) {
       text_row("model", [](const Column& c) { return c.model.name; });
       text_row("gpu", [](const Column& c) { return c.gpu.name; });
       text_row("engine · KV dtype", [](const Column& c) {
-        return fmt::format("{} · {}", c.cap.engine_name, c.cap.kv_cache_dtype);
+        return fmt::format("{} · {}", EngineLabel(c.cap.config), c.cap.kv_cache_dtype);
       });
       text_row("weights", [](const Column& c) { return c.cap.weight_format; });
       text_row("tp x pp", [](const Column& c) {

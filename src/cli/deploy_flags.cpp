@@ -18,8 +18,10 @@ void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
   if (gpu_required) gpu->required();
   sub->add_option("--engine", f.engine, "Serving engine: vllm, sglang, trtllm, llama.cpp")
       ->capture_default_str();
-  sub->add_option("--gpu-memory-utilization", f.gpu_memory_utilization,
-                  "vLLM: fraction of total GPU memory for weights + reserve + KV (default 0.9)");
+  sub->add_option(
+      "--gpu-memory-utilization", f.gpu_memory_utilization,
+      "vLLM: fraction of total GPU memory for weights + reserve + KV (default 0.92; 0.9 "
+      "before vLLM 0.21)");
   sub->add_option("--mem-fraction-static", f.mem_fraction_static,
                   "SGLang: fraction for weights + KV pool (default from GPU memory, SGLang's "
                   "heuristic)");
@@ -60,6 +62,10 @@ void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
   sub->add_option("--reserve", f.reserve,
                   "Activation/overhead reserve per GPU (overrides the model), e.g. 2GiB");
   sub->add_flag("--enforce-eager", f.enforce_eager, "No CUDA graphs (no graph memory reserved)");
+  sub->add_option("--vllm-version", f.vllm_version,
+                  "The vLLM release to imitate (default: latest). Before 0.21 the default "
+                  "--gpu-memory-utilization is 0.9 and CUDA graphs are not subtracted from the "
+                  "cache; e.g. 0.20.1");
 }
 
 EngineConfig ToEngineConfig(const DeployFlags& f) {
@@ -112,6 +118,12 @@ EngineConfig ToEngineConfig(const DeployFlags& f) {
   }
   if (!f.reserve.empty()) c.reserve_bytes = ParseBytes(f.reserve, "--reserve");
   c.enforce_eager = f.enforce_eager;
+  if (!f.vllm_version.empty()) {
+    if (c.engine != Engine::kVllm) {
+      Fail("--vllm-version is for --engine vllm, not {}", EngineName(c.engine));
+    }
+    c.vllm_version = ParseVllmVersion(f.vllm_version, "--vllm-version");
+  }
   return c;
 }
 

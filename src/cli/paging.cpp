@@ -130,10 +130,10 @@ void Run(const PagingOptions& o) {
           "KV budget {} per GPU = {}; max-model-len {}\n"
           "Request mix {}: {}, mean {} prompt + {} output tokens; "
           "length p50 {}, p90 {}, max {}\n\n",
-          m.name, hw.name, cap.engine_name, cap.kv_cache_dtype, Plural(cap.block_size, "token"),
-          FormatBoth(cap.kv_budget_bytes), Plural(r.budget_blocks, "block"),
-          FormatTokens(cap.max_model_len), mix.source, Plural(st.count, "request"),
-          WithCommas(static_cast<uint64_t>(st.mean_prompt + 0.5)),
+          m.name, hw.name, EngineLabel(cap.config), cap.kv_cache_dtype,
+          Plural(cap.block_size, "token"), FormatBoth(cap.kv_budget_bytes),
+          Plural(r.budget_blocks, "block"), FormatTokens(cap.max_model_len), mix.source,
+          Plural(st.count, "request"), WithCommas(static_cast<uint64_t>(st.mean_prompt + 0.5)),
           WithCommas(static_cast<uint64_t>(st.mean_output + 0.5)), WithCommas(st.p50_tokens),
           WithCommas(st.p90_tokens), WithCommas(st.max_tokens));
       std::vector<std::string> headers = {"", "contiguous (max-model-len)",

@@ -48,7 +48,7 @@ Chart MakeChart(const ModelSpec& m, const HardwareSpec& hw, const CapacityResult
   Chart c;
   c.title = fmt::format("{} on {}{} ({}, {} KV cache)", m.name,
                         cap.gpus_per_replica > 1 ? fmt::format("{} x ", cap.gpus_per_replica) : "",
-                        hw.name, cap.engine_name, cap.kv_cache_dtype);
+                        hw.name, EngineLabel(cap.config), cap.kv_cache_dtype);
   c.x = {"context length (tokens per request)", true, AxisLabels::kTokens};
   c.y = {"concurrent requests", true, AxisLabels::kPlain};
   ChartSeries by_context{"max batch at each context", {}, false};
@@ -70,7 +70,7 @@ std::string Header(const ModelSpec& m, const HardwareSpec& hw, const CapacityRes
   return fmt::format(
       "{} on {} · {} · tp {} · pp {} · KV cache {}\n"
       "KV budget {} per GPU = {} blocks of {} tokens ({} tokens); max context {}\n",
-      m.name, hw.name, cap.engine_name, cap.config.tp, cap.config.pp, cap.kv_cache_dtype,
+      m.name, hw.name, EngineLabel(cap.config), cap.config.tp, cap.config.pp, cap.kv_cache_dtype,
       FormatBoth(cap.kv_budget_bytes), WithCommas(cap.num_blocks), cap.block_size,
       WithCommas(cap.max_tokens), FormatTokens(cap.max_model_len));
 }

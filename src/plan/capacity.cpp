@@ -374,7 +374,9 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
     uint64_t reserve = r.reserve.total_bytes;
     if (!last && !r.reserve.overridden && (c.engine == Engine::kVllm || c.engine == Engine::kTrtllm)) {
       reserve = c.engine == Engine::kVllm
-                    ? r.reserve.activation_bytes + r.reserve.non_torch_bytes + r.reserve.rope_cache_bytes
+                    ? r.reserve.activation_bytes + r.reserve.non_torch_bytes +
+                          r.reserve.rope_cache_bytes +
+                          (c.GraphsInBudget() ? r.reserve.cuda_graph_bytes : 0)
                     : reserve - r.reserve.logits_bytes;
     }
     int64_t headroom = 0;
@@ -522,15 +524,23 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   }
   r.cluster_max_tokens = CheckedMul(r.max_tokens, r.replicas, "cluster tokens");
   r.cluster_max_requests = CheckedMul(r.max_requests, r.replicas, "cluster requests");
-  if (c.engine == Engine::kVllm && !c.enforce_eager && !r.explicit_budget &&
+  if (c.engine == Engine::kVllm && !c.enforce_eager && !c.GraphsInBudget() && !r.explicit_budget &&
       r.total_memory_bytes - r.usable_bytes < r.reserve.cuda_graph_bytes) {
     AddLint(r, Severity::kWarning, "graph-headroom",
-            fmt::format("CUDA graphs (about {}) are captured after the cache is sized and must fit "
-                        "in the {} left outside --gpu-memory-utilization {}", FormatGiB(r.reserve.cuda_graph_bytes),
+            fmt::format("CUDA graphs (about {}) are captured after the cache is sized (vLLM before "
+                        "0.21) and must fit in the {} left outside --gpu-memory-utilization {}",
+                        FormatGiB(r.reserve.cuda_graph_bytes),
                         FormatGiB(r.total_memory_bytes - r.usable_bytes), c.memory_fraction));
   }
   r.engine_log = EngineLogLines(m, r, dtype);
   return r;
+}
+
+std::string EngineLabel(const EngineConfig& c) {
+  if (c.engine == Engine::kVllm && c.vllm_version != kVllmCurrent) {
+    return fmt::format("vllm {}", VllmVersionName(c.vllm_version));
+  }
+  return std::string(EngineName(c.engine));
 }
 
 uint64_t CapacityResult::RequestBytes(uint64_t tokens) const {

@@ -34,7 +34,7 @@ namespace kvplan {
 struct EngineConfig {
   Engine engine = Engine::kVllm;
 
-  /// vLLM --gpu-memory-utilization (default 0.9), SGLang --mem-fraction-static
+  /// vLLM --gpu-memory-utilization (default 0.92; 0.9 before 0.21), SGLang --mem-fraction-static
   /// (default from GPU memory, see engines.cpp), TRT-LLM
   /// --free-gpu-memory-fraction (default 0.9). Ignored by llama.cpp. 0: default.
   double memory_fraction = 0;
@@ -69,6 +69,7 @@ struct EngineConfig {
   bool enforce_eager = false;          // no CUDA graphs (vLLM --enforce-eager,
                                        // SGLang --disable-cuda-graph)
   uint64_t cuda_graph_max_bs = 0;      // largest captured batch; 0: engine default
+  uint64_t vllm_version = kVllmCurrent;  // ParseVllmVersion: which vLLM's budget rules
   bool enable_prefix_caching = false;  // recorded for the paging planner
 
   // llama.cpp (-c/--ctx-size is max_model_len * n_parallel when n_ctx is 0).
@@ -77,7 +78,17 @@ struct EngineConfig {
   uint64_t n_ubatch = 0;    // physical batch; 0: 512
   uint64_t n_batch = 0;     // logical batch; 0: 2048
   bool swa_full = false;    // --swa-full: full-size cache for sliding-window layers
+
+  /// vLLM from 0.21 with graphs on: its CUDA-graph estimate comes out of
+  /// the cache budget (before, graphs were captured after the cache was sized).
+  bool GraphsInBudget() const {
+    return engine == Engine::kVllm && !enforce_eager && vllm_version >= kVllmGraphProfiling;
+  }
 };
+
+/// The engine as the text views name it: "vllm", or "vllm 0.20" where an
+/// older vLLM's rules were asked for.
+std::string EngineLabel(const EngineConfig& c);
 
 enum class Severity { kWarning, kError };
 

@@ -184,6 +184,7 @@ size_t CheckReport::Failures() const {
 EngineConfig ToEngineConfig(const DeployConfig& d) {
   EngineConfig c;
   c.engine = ParseEngine(d.engine);
+  if (d.vllm_version) c.vllm_version = *d.vllm_version;
   const EngineArgs& a = d.args;
   c.memory_fraction = a.memory_fraction.value_or(0);
   c.max_model_len = a.max_model_len.value_or(0);
@@ -241,7 +242,7 @@ CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployC
   CapacityResult cap = ComputeCapacity(m, gpu, config);
   const EngineConfig& c = cap.config;
   r.summary = fmt::format("{} on {} x {}, {} tp {}{}{}, max_model_len {}, {} cache", m.name,
-                          c.gpus_per_node, gpu.name, cap.engine_name, c.tp,
+                          c.gpus_per_node, gpu.name, EngineLabel(c), c.tp,
                           c.pp > 1 ? fmt::format(" pp {}", c.pp) : "",
                           c.dp > 1 ? fmt::format(" dp {}", c.dp) : "", Count(c.max_model_len),
                           cap.kv_cache_dtype.empty() ? c.kv_cache_dtype : cap.kv_cache_dtype);

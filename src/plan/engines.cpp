@@ -1,6 +1,9 @@
 #include "plan/engines.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "util/error.h"
@@ -60,9 +63,45 @@ uint64_t DefaultBlockSize(Engine engine) {
   return 16;
 }
 
-double DefaultMemoryFraction(Engine engine, const HardwareSpec& gpu, uint64_t tp) {
+uint64_t ParseVllmVersion(std::string_view text, std::string_view what) {
+  if (text == "latest") return kVllmCurrent;
+  std::string_view s = text;
+  if (s.starts_with('v')) s.remove_prefix(1);
+  // MAJOR.MINOR, then what a release adds (".1", ".0rc1", ".1.dev3+g12ab"):
+  // only the first two numbers change what kvplan models.
+  const auto bad = [&] {
+    Fail("{}: expected a vLLM version such as 0.20, 0.21.1 or latest, got '{}'", what, text);
+  };
+  uint64_t parts[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    size_t digits = 0;
+    while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) {
+      parts[i] = parts[i] * 10 + static_cast<uint64_t>(s[digits] - '0');
+      if (++digits > 3) bad();
+    }
+    if (digits == 0) bad();
+    s.remove_prefix(digits);
+    // A dot after the major number; after the minor, the end or a dot.
+    if (i == 0 ? !s.starts_with('.') : !(s.empty() || s.starts_with('.'))) bad();
+    if (i == 0) s.remove_prefix(1);
+  }
+  for (const char ch : s) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '+' && ch != '-') bad();
+  }
+  return parts[0] * 1000 + parts[1];
+}
+
+std::string VllmVersionName(uint64_t version) {
+  if (version == kVllmCurrent) return "latest";
+  return fmt::format("{}.{}", version / 1000, version % 1000);
+}
+
+double DefaultMemoryFraction(Engine engine, const HardwareSpec& gpu, uint64_t tp,
+                             uint64_t vllm_version) {
   switch (engine) {
-    case Engine::kVllm: return 0.9;
+    case Engine::kVllm:
+      // vllm/config/cache.py gpu_memory_utilization (0.92 with graph profiling).
+      return vllm_version >= kVllmGraphProfiling ? 0.92 : 0.9;
     case Engine::kTrtllm: return 0.9;
     case Engine::kLlamaCpp: return 1.0;
     case Engine::kSglang: break;

@@ -47,7 +47,8 @@ EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu, co
   if (c.dp == 0) c.dp = 1;
   if (c.nodes == 0) c.nodes = 1;
   if (c.gpus_per_node == 0) c.gpus_per_node = kDefaultGpusPerNode;
-  if (c.memory_fraction == 0) c.memory_fraction = DefaultMemoryFraction(c.engine, gpu, c.tp);
+  if (c.memory_fraction == 0)
+    c.memory_fraction = DefaultMemoryFraction(c.engine, gpu, c.tp, c.vllm_version);
   if (c.block_size == 0) c.block_size = DefaultBlockSize(c.engine);
   if (c.kv_cache_dtype.empty()) c.kv_cache_dtype = "auto";
   if (c.quant_group_size == 0) c.quant_group_size = 128;

@@ -38,6 +38,11 @@ std::vector<std::string> Vllm(const CapacityResult& r) {
                         static_cast<double>(r.state_page_bytes)));
   }
   // vllm/v1/worker/gpu_worker.py and vllm/v1/core/kv_cache_utils.py.
+  if (c.GraphsInBudget() && !r.explicit_budget && !r.reserve.overridden &&
+      r.reserve.cuda_graph_bytes) {
+    out.push_back(fmt::format("Estimated CUDA graph memory: {:.2f} GiB total",
+                              Gib(r.reserve.cuda_graph_bytes)));
+  }
   out.push_back(fmt::format("Available KV cache memory: {:.2f} GiB", Gib(r.kv_budget_bytes)));
   // _get_kv_cache_groups_uniform_page_size: one warning per layer spec whose
   // last group is padded, over the whole model.

@@ -96,10 +96,13 @@ Reserve ModelReserve(const ModelSpec& m, const HardwareSpec& gpu, const EngineCo
       r.activation_bytes = forward;
       r.logits_bytes = CheckedAdd(CheckedMul(CheckedMul(rows, vocab), kSamplerBytesPerLogit), held_hidden);
       r.non_torch_bytes = kVllmNonTorchBytes;
-      // vLLM 0.10-0.11 capture graphs after sizing the cache: reported, not subtracted.
+      // From 0.21 vLLM profiles its graphs and subtracts the estimate
+      // (gpu_worker.py determine_available_memory); before, it captured them
+      // after sizing the cache: reported, not subtracted.
       r.cuda_graph_bytes = c.enforce_eager ? 0 : CheckedMul(c.cuda_graph_max_bs, kGraphBytesPerBatch);
       r.rope_cache_bytes = RopeCacheBytes(m);
-      r.total_bytes = std::max(r.activation_bytes, r.logits_bytes) + r.non_torch_bytes + r.rope_cache_bytes;
+      r.total_bytes = std::max(r.activation_bytes, r.logits_bytes) + r.non_torch_bytes +
+                      r.rope_cache_bytes + (c.GraphsInBudget() ? r.cuda_graph_bytes : 0);
       break;
     case Engine::kSglang:
       // SGLang leaves activations and graphs to the (1 - mem_fraction_static)

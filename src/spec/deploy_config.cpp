@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "plan/engines.h"
 #include "plan/weights.h"
 #include "spec/cache_dtype.h"
 #include "spec/yaml_reader.h"
@@ -352,6 +353,14 @@ DeployConfig ParseDeployConfig(const std::string& text, const std::string& file)
   if (!known) {
     Fail("{}name: unknown engine '{}' (known: vllm, sglang, trtllm, llama.cpp){}",
          d.engine_pos.Prefix(), d.engine, DidYouMean(d.engine, DeployEngines()));
+  }
+  if (std::optional<std::string> v = en.OptStr("version")) {
+    const SourcePos at = en.Pos("version");
+    if (d.engine != "vllm") {
+      Fail("{}version: only vLLM's version changes what kvplan models (this engine is {})",
+           at.Prefix(), d.engine);
+    }
+    d.vllm_version = ParseVllmVersion(*v, at.Prefix() + "version");
   }
   if (en.Has("args")) {
     MapReader args(en.Child("args"), file, d.engine + " args");

@@ -86,6 +86,7 @@ struct DeployConfig {
   std::string gpu;    // catalog name or a spec/profile path (resolved likewise)
   uint64_t gpu_count = 0;  // 0: exactly tp * pp * dp
   std::string engine = "vllm";
+  std::optional<uint64_t> vllm_version;  // engine.version (vLLM only); unset: the latest
   EngineArgs args;
   std::optional<Workload> workload;
   Requirements requirements;
