@@ -244,6 +244,25 @@ TEST_CASE("capacity --vllm-version: the rules shown, in text and JSON") {
   auto j20 = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --format json --vllm-version 0.20");
   CHECK(j20.out.find("\"vllm_version\": \"0.20\"") != std::string::npos);
   CHECK(j20.out.find("\"cuda_graphs_subtracted\": false") != std::string::npos);
+  // A given budget: nothing modelled comes out of it, graphs included.
+  auto given = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --kv-cache-memory-bytes 10GiB");
+  CHECK(given.out.find("    CUDA graphs   ") != std::string::npos);
+  CHECK(given.out.find("subtracted") == std::string::npos);
+  CHECK(given.out.find("Estimated CUDA graph memory") == std::string::npos);
+  // compare: one column per release; JSON keeps "engine": "vllm".
+  auto cmp = RunKvplan("compare llama-3.1-8b --gpu h100-sxm --vary vllm-version=0.20,latest");
+  REQUIRE(cmp.exit_code == 0);
+  CHECK(cmp.out.find("vllm 0.20 · bf16          vllm · bf16") != std::string::npos);
+  CHECK(cmp.out.find("51.96 GiB    52.56 GiB (1.01x)") != std::string::npos);
+  auto cj = RunKvplan(
+      "compare llama-3.1-8b --gpu h100-sxm --vary vllm-version=0.20,latest --format json");
+  CHECK(cj.out.find("\"engine\": \"vllm\",\n      \"vllm_version\": \"0.20\"") !=
+        std::string::npos);
+  // --vllm-version with --vary engine: the vLLM columns only.
+  auto eng = RunKvplan(
+      "compare llama-3.1-8b --gpu h100-sxm --vllm-version 0.20 --vary engine=vllm,sglang");
+  REQUIRE(eng.exit_code == 0);
+  CHECK(eng.out.find("vllm 0.20 · bf16      sglang · bf16") != std::string::npos);
 }
 
 TEST_CASE("gpus --format csv: plain numbers, the unit in the name") {

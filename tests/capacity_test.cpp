@@ -239,7 +239,8 @@ TEST_CASE("vLLM versions: what --vllm-version and engine.version accept") {
   CHECK(VllmVersionName(20) == "0.20");
   CHECK(VllmVersionName(1003) == "1.3");
   CHECK(VllmVersionName(kVllmCurrent) == "latest");
-  for (const char* bad : {"", "0", "0.", ".1", "0.2x", "0.1234", "0.21 ", "x.1", "0.21.0 rc"}) {
+  for (const char* bad : {"", "0", "0.", ".1", "0.2x", "0.1234", "0.21 ", "x.1", "0.21.0 rc",
+                          "0.20.", "0.20..1", "0.020"}) {
     CAPTURE(bad);
     CHECK_THROWS_WITH(
         ParseVllmVersion(bad, "--vllm-version"),
@@ -251,6 +252,8 @@ TEST_CASE("vLLM versions: what --vllm-version and engine.version accept") {
   CHECK(EngineLabel(c) == "vllm");
   c.vllm_version = 20;
   CHECK(EngineLabel(c) == "vllm 0.20");
+  c.vllm_graph_profiling = false;
+  CHECK(EngineLabel(c) == "vllm 0.20 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)");
   c.engine = Engine::kSglang;
   CHECK(EngineLabel(c) == "sglang");
 }

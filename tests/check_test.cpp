@@ -198,6 +198,20 @@ TEST_CASE("engine.version and --vllm-version: an older vLLM's budget rules") {
   CHECK(cli.exit_code == 0);
   CHECK(cli.out.find("llama-3.1-8b on 1 x h100-sxm, vllm 0.20 tp 1, max_model_len 32,768") !=
         std::string::npos);
+  // The environment variable before the command: 0.21's 0.92 without the
+  // graph estimate; anything but 0 or 1 is refused (envs.py: bool(int(v))).
+  DeployConfig off = ParseVllmCommand(
+      "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 vllm serve meta-llama/Llama-3.1-8B "
+      "--max-model-len 32768");
+  off.gpu = "h100-sxm";
+  CheckReport ro = RunChecks(m, h, off);
+  CHECK(ro.capacity.config.memory_fraction == 0.92);
+  CHECK(ro.capacity.kv_budget_bytes ==
+        now.capacity.kv_budget_bytes + now.capacity.reserve.cuda_graph_bytes);
+  CHECK(ro.summary.find("vllm (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0) tp 1") !=
+        std::string::npos);
+  CHECK_THROWS_WITH(ParseVllmCommand("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=yes vllm serve x"),
+                    "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: expected 0 or 1, got 'yes'");
 }
 
 namespace {

@@ -256,8 +256,16 @@ TEST_CASE("import-hf: absent keys take the transformers class's defaults, not MH
       "num_attention_heads": 28, "num_hidden_layers": 4, "intermediate_size": 8192,
       "vocab_size": 1000})",
                                    "q2.json"),
-                    "q2.json: no num_key_value_heads, and the qwen2 class default of 32 does not "
-                    "divide num_attention_heads 28; add num_key_value_heads to the config");
+                    "q2.json:2:30: num_attention_heads: 28 heads, and with no num_key_value_heads "
+                    "the qwen2 class default of 32 KV heads does not divide them; add "
+                    "num_key_value_heads");
+  CHECK_THROWS_WITH(ImportHfConfig(R"({"architectures": ["Gemma3ForConditionalGeneration"],
+      "text_config": {"hidden_size": 2560, "num_hidden_layers": 6, "intermediate_size": 10240,
+      "num_attention_heads": 6, "model_type": "gemma3_text"}})",
+                                   "g3.json"),
+                    "g3.json:3:30: text_config.num_attention_heads: 6 heads, and with no "
+                    "text_config.num_key_value_heads the gemma3 class default of 4 KV heads does "
+                    "not divide them; add text_config.num_key_value_heads");
 }
 
 TEST_CASE("unknown architectures are refused with the supported list") {

@@ -175,10 +175,11 @@ TEST_CASE("kvplan compare: columns, ratios to the first, errors") {
   CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s"),
                     "compare: nothing to compare: give two or more models, or --vary KEY=V1,V2 "
                     "(e.g. --vary kv-cache-dtype=fp16,fp8)");
-  CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary dtype=fp16,fp8"),
-                    "--vary: unknown setting 'dtype' (did you mean 'kv-cache-dtype'?) (one of: "
-                    "kv-cache-dtype, tp, pp, gpu, engine, "
-                    "max-model-len, block-size, gpu-memory-utilization, kv-cache-memory-bytes)");
+  CheckOneLineError(
+      RunKvplan("compare llama-3.1-8b --gpu l40s --vary dtype=fp16,fp8"),
+      "--vary: unknown setting 'dtype' (did you mean 'kv-cache-dtype'?) (one of: "
+      "kv-cache-dtype, tp, pp, gpu, engine, "
+      "max-model-len, block-size, gpu-memory-utilization, kv-cache-memory-bytes, vllm-version)");
   CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary tp=1,3"),
                     "--vary tp=3: tensor parallel size 3 does not divide the 32 query heads of "
                     "llama-3.1-8b");

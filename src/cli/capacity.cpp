@@ -139,9 +139,11 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
         r.reserve.non_torch_bytes);
     if (r.reserve.rope_cache_bytes) row("  rotary cos/sin cache", r.reserve.rope_cache_bytes);
     if (r.reserve.cuda_graph_bytes && c.engine != Engine::kLlamaCpp) {
-      row(c.engine == Engine::kTrtllm ? "  CUDA graphs"
-          : c.GraphsInBudget()        ? "  CUDA graphs (estimated, subtracted)"
-                                      : "  CUDA graphs (outside the fraction)",
+      // vLLM from 0.21 subtracts its estimate unless the budget is given.
+      row(c.engine == Engine::kTrtllm || (c.GraphsInBudget() && !r.graphs_subtracted)
+              ? "  CUDA graphs"
+          : c.GraphsInBudget() ? "  CUDA graphs (estimated, subtracted)"
+                               : "  CUDA graphs (outside the fraction)",
           r.reserve.cuda_graph_bytes);
     }
   }
@@ -215,8 +217,7 @@ Json ToJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r
   Json j;
   j.Set("model", m.name);
   j.Set("gpu", gpu.name);
-  j.Set("engine", r.engine_name);
-  if (c.engine == Engine::kVllm) j.Set("vllm_version", VllmVersionName(c.vllm_version));
+  SetEngineJson(j, r);
   j.Set("kv_cache_dtype", r.kv_cache_dtype);
   j.Set("weight_dtype", r.weight_dtype);
   j.Set("weight_format", r.weight_format);
@@ -237,10 +238,7 @@ Json ToJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r
   res.Set("logits_bytes", r.reserve.logits_bytes);
   res.Set("non_torch_bytes", r.reserve.non_torch_bytes);
   res.Set("cuda_graph_bytes", r.reserve.cuda_graph_bytes);
-  // Whether the graph term is in reserve_bytes and so out of the budget.
-  res.Set("cuda_graphs_subtracted", !r.reserve.overridden && !r.explicit_budget &&
-                                        r.reserve.cuda_graph_bytes != 0 &&
-                                        (c.engine == Engine::kTrtllm || c.GraphsInBudget()));
+  res.Set("cuda_graphs_subtracted", r.graphs_subtracted);  // in reserve_bytes, out of the budget
   res.Set("rope_cache_bytes", r.reserve.rope_cache_bytes);
   res.Set("overridden", r.reserve.overridden);
   j.Set("reserve", std::move(res));

@@ -1,13 +1,15 @@
 // kvplan check DEPLOY.yaml... | DIR: the CI gate. Each requirement is
 // reported as measured vs required, PASS or FAIL, with the startup failures
 // the engine itself would hit. Exit 0 all pass, 1 any fails, 2 invalid input.
+#include "plan/check.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "cli/commands.h"
-#include "plan/check.h"
 #include "report/json.h"
 #include "spec/catalog.h"
 #include "spec/deploy_config.h"
@@ -21,7 +23,7 @@ struct CheckOptions {
   std::vector<std::string> files;
   std::string format = "text";
   std::string vllm_args;
-  std::string vllm_version;
+  std::optional<std::string> vllm_version;
   std::string gpu;
   uint64_t gpu_count = 0;
   // Unset unless given: a given 0, negative or NaN is an error, not "no requirement".
@@ -92,8 +94,7 @@ Outcome CheckCommandLine(const CheckOptions& opt) {
   try {
     if (opt.gpu.empty()) Fail("--vllm-args needs --gpu (a catalog name or a profile YAML)");
     DeployConfig d = ParseVllmCommand(opt.vllm_args);
-    if (!opt.vllm_version.empty())
-      d.vllm_version = ParseVllmVersion(opt.vllm_version, "--vllm-version");
+    if (opt.vllm_version) d.vllm_version = ParseVllmVersion(*opt.vllm_version, "--vllm-version");
     d.file = "";
     d.gpu = opt.gpu;
     d.gpu_count = opt.gpu_count;
@@ -346,7 +347,7 @@ int Run(const CheckOptions& o) {
   }
   if (o.vllm_args.empty() &&
       (!o.gpu.empty() || o.require_concurrency || !o.require_tokens.empty() || o.require_headroom ||
-       o.gpu_count || !o.vllm_version.empty())) {
+       o.gpu_count || o.vllm_version)) {
     Fail(
         "--gpu, --gpu-count, --vllm-version and --require-* go with --vllm-args (a config file "
         "states its own)");

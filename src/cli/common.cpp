@@ -59,6 +59,12 @@ Json LintsJson(const std::vector<Lint>& lints) {
   return out;
 }
 
+void SetEngineJson(Json& j, const CapacityResult& r) {
+  j.Set("engine", r.engine_name);
+  if (r.config.engine == Engine::kVllm)
+    j.Set("vllm_version", VllmVersionName(r.config.vllm_version));
+}
+
 Json CurveJson(const std::vector<BandwidthPoint>& curve) {
   Json out = Json::MakeArray();
   for (const BandwidthPoint& p : curve) {

@@ -44,6 +44,10 @@ Json CurveJson(const std::vector<BandwidthPoint>& curve);
 /// Capacity lints as JSON objects: severity, code, message.
 Json LintsJson(const std::vector<Lint>& lints);
 
+/// "engine" (the plain name) and, for vLLM, "vllm_version" ("latest" or
+/// "0.20") of a capacity result, on `j`.
+void SetEngineJson(Json& j, const CapacityResult& r);
+
 /// Throws Error when `path` cannot be written later (a directory, a missing
 /// folder, or an existing file without --force): for commands that would
 /// otherwise measure for minutes before failing to write.

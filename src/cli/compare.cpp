@@ -33,7 +33,8 @@ const std::vector<std::string>& VaryKeys() {
                                                 "max-model-len",
                                                 "block-size",
                                                 "gpu-memory-utilization",
-                                                "kv-cache-memory-bytes"};
+                                                "kv-cache-memory-bytes",
+                                                "vllm-version"};
   return keys;
 }
 
@@ -52,8 +53,13 @@ DeployFlags WithValue(DeployFlags f, const std::string& key, const std::string& 
     f.pp = u64("--vary pp");
   else if (key == "gpu")
     f.gpu = v;
-  else if (key == "engine")
+  else if (key == "engine") {
     f.engine = v;
+    // --vllm-version applies to the vLLM columns only (a bad name is
+    // reported later, with the --vary value).
+    if (v != "vllm" && v != "vLLM") f.vllm_version.reset();
+  } else if (key == "vllm-version")
+    f.vllm_version = v;
   else if (key == "max-model-len")
     f.max_model_len = v;
   else if (key == "block-size")
@@ -167,7 +173,7 @@ void Run(const CompareOptions& o) {
         j.Set("label", c.label);
         j.Set("model", c.model.name);
         j.Set("gpu", c.gpu.name);
-        j.Set("engine", c.cap.engine_name);
+        SetEngineJson(j, c.cap);
         j.Set("kv_cache_dtype", c.cap.kv_cache_dtype);
         j.Set("weight_dtype", c.cap.weight_dtype);
         j.Set("weight_format", c.cap.weight_format);
@@ -251,13 +257,14 @@ void SetupCompareCommand(CLI::App& app, int& exit_code) {
   sub->add_option("--vary", o->vary,
                   "One setting with several values, one column each: KEY=V1,V2,... where KEY is "
                   "kv-cache-dtype, tp, pp, gpu, engine, max-model-len, block-size, "
-                  "gpu-memory-utilization or kv-cache-memory-bytes");
+                  "gpu-memory-utilization, kv-cache-memory-bytes or vllm-version");
   AddFormatOption(sub, o->format);
   sub->footer(R"(Examples:
   kvplan compare llama-3.1-70b --gpu h100-sxm -tp 4 --vary kv-cache-dtype=fp16,fp8
   kvplan compare llama-3.1-70b --gpu h100-sxm --vary tp=2,4,8
   kvplan compare llama-3.1-8b qwen3-8b --gpu l40s
   kvplan compare llama-3.1-8b --vary gpu=l40s,a100-80gb,h100-sxm --max-model-len 32K
+  kvplan compare llama-3.1-8b --gpu h100-sxm --vary vllm-version=0.20,latest
 
 Every other flag applies to all columns. With several models and --vary,
 each model gets one column per value.)");

@@ -118,11 +118,11 @@ EngineConfig ToEngineConfig(const DeployFlags& f) {
   }
   if (!f.reserve.empty()) c.reserve_bytes = ParseBytes(f.reserve, "--reserve");
   c.enforce_eager = f.enforce_eager;
-  if (!f.vllm_version.empty()) {
+  if (f.vllm_version) {
     if (c.engine != Engine::kVllm) {
       Fail("--vllm-version is for --engine vllm, not {}", EngineName(c.engine));
     }
-    c.vllm_version = ParseVllmVersion(f.vllm_version, "--vllm-version");
+    c.vllm_version = ParseVllmVersion(*f.vllm_version, "--vllm-version");
   }
   return c;
 }

@@ -32,7 +32,7 @@ struct DeployFlags {
   std::string max_total_tokens;
   std::string reserve;
   bool enforce_eager = false;
-  std::string vllm_version;  // "": the current rules (0.21 and later)
+  std::optional<std::string> vllm_version;  // unset: the latest vLLM's rules
 };
 
 /// Adds --gpu (required when `gpu_required`), --engine and the engine flags.

@@ -78,7 +78,7 @@ void Run(const PagingOptions& o) {
       Json j;
       j.Set("model", m.name);
       j.Set("gpu", hw.name);
-      j.Set("engine", cap.engine_name);
+      SetEngineJson(j, cap);
       j.Set("kv_cache_dtype", cap.kv_cache_dtype);
       j.Set("kv_budget_bytes", cap.kv_budget_bytes);
       j.Set("block_size", cap.block_size);

@@ -108,7 +108,7 @@ void Run(const TradeoffOptions& o) {
       Json j;
       j.Set("model", m.name);
       j.Set("gpu", hw.name);
-      j.Set("engine", cap.engine_name);
+      SetEngineJson(j, cap);
       j.Set("kv_cache_dtype", cap.kv_cache_dtype);
       j.Set("tp", cap.config.tp);
       j.Set("pp", cap.config.pp);

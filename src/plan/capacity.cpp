@@ -404,6 +404,9 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
     r.stages.push_back(std::move(st));
   }
   r.explicit_budget = c.kv_cache_memory_bytes != 0 || c.max_total_tokens != 0;
+  r.graphs_subtracted = !r.reserve.overridden && !r.explicit_budget &&
+                        r.reserve.cuda_graph_bytes != 0 &&
+                        (c.engine == Engine::kTrtllm || c.GraphsInBudget());
   const StageCapacity& t = r.stages[r.tightest_stage];
   if (c.engine == Engine::kTrtllm) r.usable_bytes = trt_free[r.tightest_stage];
   if (r.explicit_budget) {
@@ -537,10 +540,15 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
 }
 
 std::string EngineLabel(const EngineConfig& c) {
-  if (c.engine == Engine::kVllm && c.vllm_version != kVllmCurrent) {
-    return fmt::format("vllm {}", VllmVersionName(c.vllm_version));
+  if (c.engine != Engine::kVllm) return std::string(EngineName(c.engine));
+  std::string label = "vllm";
+  if (c.vllm_version != kVllmCurrent)
+    label = fmt::format("vllm {}", VllmVersionName(c.vllm_version));
+  if (c.vllm_graph_profiling) {
+    label = fmt::format("{} (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS={})", label,
+                        *c.vllm_graph_profiling ? 1 : 0);
   }
-  return std::string(EngineName(c.engine));
+  return label;
 }
 
 uint64_t CapacityResult::RequestBytes(uint64_t tokens) const {

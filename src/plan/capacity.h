@@ -70,6 +70,9 @@ struct EngineConfig {
                                        // SGLang --disable-cuda-graph)
   uint64_t cuda_graph_max_bs = 0;      // largest captured batch; 0: engine default
   uint64_t vllm_version = kVllmCurrent;  // ParseVllmVersion: which vLLM's budget rules
+  // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS where set (0.17.1 and later
+  // read it); unset: on from 0.21.
+  std::optional<bool> vllm_graph_profiling;
   bool enable_prefix_caching = false;  // recorded for the paging planner
 
   // llama.cpp (-c/--ctx-size is max_model_len * n_parallel when n_ctx is 0).
@@ -82,7 +85,8 @@ struct EngineConfig {
   /// vLLM from 0.21 with graphs on: its CUDA-graph estimate comes out of
   /// the cache budget (before, graphs were captured after the cache was sized).
   bool GraphsInBudget() const {
-    return engine == Engine::kVllm && !enforce_eager && vllm_version >= kVllmGraphProfiling;
+    return engine == Engine::kVllm && !enforce_eager &&
+           vllm_graph_profiling.value_or(vllm_version >= kVllmGraphProfiling);
   }
 };
 
@@ -162,6 +166,7 @@ struct CapacityResult {
   Reserve reserve;
   uint64_t kv_budget_bytes = 0;     // the KV pool's bytes (explicit or estimated)
   bool explicit_budget = false;     // from kv_cache_memory_bytes / max_total_tokens
+  bool graphs_subtracted = false;   // reserve.cuda_graph_bytes came out of the budget
   uint64_t block_size = 0;          // tokens per block (vLLM raises it for Mamba hybrids)
   uint64_t block_bytes = 0;         // one block across every caching layer of the stage
                                     // (vLLM hybrid: page_bytes x group_size)

@@ -185,6 +185,7 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   EngineConfig c;
   c.engine = ParseEngine(d.engine);
   if (d.vllm_version) c.vllm_version = *d.vllm_version;
+  c.vllm_graph_profiling = d.vllm_graph_profiling;
   const EngineArgs& a = d.args;
   c.memory_fraction = a.memory_fraction.value_or(0);
   c.max_model_len = a.max_model_len.value_or(0);

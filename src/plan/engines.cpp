@@ -79,12 +79,14 @@ uint64_t ParseVllmVersion(std::string_view text, std::string_view what) {
       parts[i] = parts[i] * 10 + static_cast<uint64_t>(s[digits] - '0');
       if (++digits > 3) bad();
     }
-    if (digits == 0) bad();
+    if (digits == 0 || (digits > 1 && s[0] == '0')) bad();  // "0.020" is no release
     s.remove_prefix(digits);
     // A dot after the major number; after the minor, the end or a dot.
     if (i == 0 ? !s.starts_with('.') : !(s.empty() || s.starts_with('.'))) bad();
     if (i == 0) s.remove_prefix(1);
   }
+  // What follows the minor (".1", ".0rc1"): dot-separated parts, none empty.
+  if (!s.empty() && (s.find("..") != std::string_view::npos || s.back() == '.')) bad();
   for (const char ch : s) {
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '+' && ch != '-') bad();
   }

@@ -38,8 +38,7 @@ std::vector<std::string> Vllm(const CapacityResult& r) {
                         static_cast<double>(r.state_page_bytes)));
   }
   // vllm/v1/worker/gpu_worker.py and vllm/v1/core/kv_cache_utils.py.
-  if (c.GraphsInBudget() && !r.explicit_budget && !r.reserve.overridden &&
-      r.reserve.cuda_graph_bytes) {
+  if (r.graphs_subtracted) {
     out.push_back(fmt::format("Estimated CUDA graph memory: {:.2f} GiB total",
                               Gib(r.reserve.cuda_graph_bytes)));
   }

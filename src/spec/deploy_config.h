@@ -87,6 +87,9 @@ struct DeployConfig {
   uint64_t gpu_count = 0;  // 0: exactly tp * pp * dp
   std::string engine = "vllm";
   std::optional<uint64_t> vllm_version;  // engine.version (vLLM only); unset: the latest
+  // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0|1 before a vLLM command line;
+  // unset: the version's default.
+  std::optional<bool> vllm_graph_profiling;
   EngineArgs args;
   std::optional<Workload> workload;
   Requirements requirements;

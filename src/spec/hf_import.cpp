@@ -663,10 +663,17 @@ Draft Build(const YAML::Node& root, const std::string& file, const std::string& 
     s.kv_heads = a.default_kv_heads;
     d.why["kv_heads"] = fmt::format("no num_key_value_heads: {} class default", a.model_type);
     if (s.query_heads % s.kv_heads != 0) {
+      // Named where the heads are (text_config.num_attention_heads for a
+      // wrapped config), with the key to add beside them.
+      const std::string heads = c.Name("num_attention_heads");
+      const std::string kv_key =
+          heads.substr(0, heads.size() - std::string_view("num_attention_heads").size()) +
+          "num_key_value_heads";
       Fail(
-          "{}: no num_key_value_heads, and the {} class default of {} does not divide "
-          "num_attention_heads {}; add num_key_value_heads to the config",
-          file, a.model_type, s.kv_heads, s.query_heads);
+          "{}{}: {} heads, and with no {} the {} class default of {} KV heads does not divide "
+          "them; add {}",
+          PosOf(c.Get("num_attention_heads"), file).Prefix(), heads, s.query_heads, kv_key,
+          a.model_type, s.kv_heads, kv_key);
     }
   } else {
     // Absent where the class default is None, or null: the query heads.

@@ -124,7 +124,17 @@ DeployConfig ParseVllmCommand(std::string_view line) {
   d.name = "vllm-args";
   size_t i = 0;
   // Skip the launcher: env assignments, `vllm serve`, `python -m module`.
-  while (i < w.size() && w[i].find('=') != std::string::npos && w[i][0] != '-') ++i;
+  // One assignment changes the budget: whether vLLM subtracts its CUDA-graph
+  // estimate (envs.py reads it as bool(int(value))).
+  constexpr std::string_view kGraphEnv = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=";
+  for (; i < w.size() && w[i].find('=') != std::string::npos && w[i][0] != '-'; ++i) {
+    if (!w[i].starts_with(kGraphEnv)) continue;
+    const std::string v = w[i].substr(kGraphEnv.size());
+    if (v != "0" && v != "1") {
+      Fail("{}: expected 0 or 1, got '{}'", kGraphEnv.substr(0, kGraphEnv.size() - 1), v);
+    }
+    d.vllm_graph_profiling = v == "1";
+  }
   if (i < w.size() && (w[i] == "vllm" || w[i].ends_with("/vllm"))) {
     ++i;
     if (i < w.size() && w[i] == "serve") ++i;
