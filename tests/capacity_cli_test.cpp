@@ -244,6 +244,11 @@ TEST_CASE("capacity --vllm-version: the rules shown, in text and JSON") {
   auto j20 = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --format json --vllm-version 0.20");
   CHECK(j20.out.find("\"vllm_version\": \"0.20\"") != std::string::npos);
   CHECK(j20.out.find("\"cuda_graphs_subtracted\": false") != std::string::npos);
+  auto csv = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --format csv --vllm-version 0.20");
+  CHECK(csv.out.rfind("model,gpu,engine,vllm_version,tp,", 0) == 0);
+  CHECK(csv.out.find("\nllama-3.1-8b,h100-sxm,vllm,0.20,1,") != std::string::npos);
+  auto sg = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --format csv --engine sglang");
+  CHECK(sg.out.find("\nllama-3.1-8b,h100-sxm,sglang,,1,") != std::string::npos);
   // A given budget: nothing modelled comes out of it, graphs included.
   auto given = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --kv-cache-memory-bytes 10GiB");
   CHECK(given.out.find("    CUDA graphs   ") != std::string::npos);

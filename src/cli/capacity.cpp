@@ -299,16 +299,47 @@ Json ToJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r
 
 std::string ToCsv(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r) {
   const EngineConfig& c = r.config;
-  Table t({"model", "gpu", "engine", "tp", "pp", "dp", "kv_cache_dtype", "max_model_len",
-           "total_memory_bytes", "weights_bytes", "reserve_bytes", "kv_budget_bytes", "bytes_per_token",
-           "block_size", "num_blocks", "max_tokens", "max_concurrency", "max_requests",
+  // vllm_version: "latest" or e.g. "0.20" for vLLM, empty for the other engines.
+  Table t({"model",
+           "gpu",
+           "engine",
+           "vllm_version",
+           "tp",
+           "pp",
+           "dp",
+           "kv_cache_dtype",
+           "max_model_len",
+           "total_memory_bytes",
+           "weights_bytes",
+           "reserve_bytes",
+           "kv_budget_bytes",
+           "bytes_per_token",
+           "block_size",
+           "num_blocks",
+           "max_tokens",
+           "max_concurrency",
+           "max_requests",
            "largest_max_model_len"});
-  t.AddRow({m.name, gpu.name, r.engine_name, std::to_string(c.tp), std::to_string(c.pp), std::to_string(c.dp),
-            r.kv_cache_dtype, std::to_string(c.max_model_len), std::to_string(r.total_memory_bytes),
-            std::to_string(r.weights_bytes), std::to_string(r.reserve.total_bytes),
-            std::to_string(r.kv_budget_bytes), std::to_string(r.bytes_per_token), std::to_string(c.block_size),
-            std::to_string(r.num_blocks), std::to_string(r.max_tokens), fmt::format("{:.2f}", r.max_concurrency),
-            std::to_string(r.max_requests), std::to_string(r.largest_max_model_len)});
+  t.AddRow({m.name,
+            gpu.name,
+            r.engine_name,
+            c.engine == Engine::kVllm ? VllmVersionName(c.vllm_version) : "",
+            std::to_string(c.tp),
+            std::to_string(c.pp),
+            std::to_string(c.dp),
+            r.kv_cache_dtype,
+            std::to_string(c.max_model_len),
+            std::to_string(r.total_memory_bytes),
+            std::to_string(r.weights_bytes),
+            std::to_string(r.reserve.total_bytes),
+            std::to_string(r.kv_budget_bytes),
+            std::to_string(r.bytes_per_token),
+            std::to_string(c.block_size),
+            std::to_string(r.num_blocks),
+            std::to_string(r.max_tokens),
+            fmt::format("{:.2f}", r.max_concurrency),
+            std::to_string(r.max_requests),
+            std::to_string(r.largest_max_model_len)});
   return t.Csv();
 }
 
@@ -357,6 +388,7 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
   kvplan capacity llama-3.1-8b --gpu h100-sxm
   kvplan capacity llama-3.1-70b --gpu a100-80gb -tp 4 --max-model-len 32K --kv-cache-dtype fp8
   kvplan capacity llama-3.1-8b --gpu rtx-3090 --max-model-len 20000 --kv-cache-memory-bytes 3.8125GiB
+  kvplan capacity llama-3.1-8b --gpu h100-sxm --vllm-version 0.20
   kvplan capacity qwen3-32b --gpu h200 --engine sglang --mem-fraction-static 0.88 --format json
   kvplan capacity llama-2-7b --gpu a100-80gb --engine trtllm --free-gpu-memory-fraction 0.95
   kvplan capacity gemma-3-27b --gpu rtx-4090 --engine llama.cpp -c 32K -np 4 --kv-cache-dtype q8_0 --weight-dtype int4
