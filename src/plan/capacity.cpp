@@ -370,14 +370,14 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
       st.group_size = StageGroupSize(r.kv_cache_groups, st.first_layer, st.layers);
       st.block_bytes = CheckedMul(r.page_bytes, st.group_size, "block bytes");
     }
-    // Only the last stage samples: earlier stages reserve the forward pass alone.
+    // Only the last stage samples: earlier stages reserve the forward pass
+    // where vLLM takes the larger phase, and drop the logits TRT-LLM adds.
     uint64_t reserve = r.reserve.total_bytes;
     if (!last && !r.reserve.overridden && (c.engine == Engine::kVllm || c.engine == Engine::kTrtllm)) {
+      const Reserve& rs = r.reserve;
       reserve = c.engine == Engine::kVllm
-                    ? r.reserve.activation_bytes + r.reserve.non_torch_bytes +
-                          r.reserve.rope_cache_bytes +
-                          (c.GraphsInBudget() ? r.reserve.cuda_graph_bytes : 0)
-                    : reserve - r.reserve.logits_bytes;
+                    ? reserve - std::max(rs.activation_bytes, rs.logits_bytes) + rs.activation_bytes
+                    : reserve - rs.logits_bytes;
     }
     int64_t headroom = 0;
     uint64_t budget = 0;
