@@ -268,6 +268,12 @@ TEST_CASE("capacity --vllm-version: the rules shown, in text and JSON") {
       "compare llama-3.1-8b --gpu h100-sxm --vllm-version 0.20 --vary engine=vllm,sglang");
   REQUIRE(eng.exit_code == 0);
   CHECK(eng.out.find("vllm 0.20 · bf16      sglang · bf16") != std::string::npos);
+  // Engine names are case-insensitive: VLLM is vLLM, and keeps the version.
+  auto upper =
+      RunKvplan("compare llama-3.1-8b --gpu h100-sxm --vllm-version 0.20 --vary engine=vllm,VLLM");
+  REQUIRE(upper.exit_code == 0);
+  CHECK(upper.out.find("vllm 0.20 · bf16   vllm 0.20 · bf16") != std::string::npos);
+  CHECK(upper.out.find("51.96 GiB  51.96 GiB (1.00x)") != std::string::npos);
 }
 
 TEST_CASE("gpus --format csv: plain numbers, the unit in the name") {

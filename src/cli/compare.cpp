@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "cli/commands.h"
 #include "cli/deploy_flags.h"
 #include "report/json.h"
@@ -55,9 +58,13 @@ DeployFlags WithValue(DeployFlags f, const std::string& key, const std::string& 
     f.gpu = v;
   else if (key == "engine") {
     f.engine = v;
-    // --vllm-version applies to the vLLM columns only (a bad name is
-    // reported later, with the --vary value).
-    if (v != "vllm" && v != "vLLM") f.vllm_version.reset();
+    // --vllm-version applies to the vLLM columns only, however the name is
+    // written (engine names are case-insensitive; a bad one is reported
+    // later, with the --vary value).
+    std::string lower = v;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower != "vllm") f.vllm_version.reset();
   } else if (key == "vllm-version")
     f.vllm_version = v;
   else if (key == "max-model-len")
