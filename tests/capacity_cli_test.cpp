@@ -84,6 +84,13 @@ TEST_CASE("capacity and tradeoff: llama.cpp on a sliding-window model, one longe
   CHECK(t.out.find("\"max_context_tokens\": 18624") != std::string::npos);
 }
 
+TEST_CASE("tradeoff text: the header names the weights' format beside the cache's") {
+  auto r = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --weight-dtype fp8 --contexts 8K");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.rfind("llama-3.1-8b on h100-sxm · vllm · tp 1 · pp 1 · weights fp8 · KV cache bf16\n",
+                    0) == 0);
+}
+
 TEST_CASE("capacity: csv has one header and one row; a spec path works for --gpu") {
   auto r = RunKvplan("capacity qwen3-8b --gpu " + kvplan::test::SourcePath("hardware/l40s.yaml") +
                      " --format csv");

@@ -410,24 +410,28 @@ TEST_CASE("vLLM --dtype and --quantization: the model's dtype and the weights' f
   // one field, so the last flag won: fp8 weights were counted as bf16.)
   const std::string head = "check --vllm-args \"vllm serve meta-llama/Llama-3.1-8B --max-model-len 8K ";
   const std::string tail = "\" --gpu h100-sxm --require-concurrency 1 --format json";
-  const auto tokens = [&](const std::string& flags, const std::string& cache) {
+  // The summary names both: "... max_model_len 8,192, fp8 weights, bf16 cache".
+  const auto tokens = [&](const std::string& flags, const std::string& weights,
+                          const std::string& cache) {
     const auto r = RunKvplan(head + flags + tail);
     CAPTURE(flags);
     CHECK(r.exit_code == 0);
-    CHECK(r.out.find("max_model_len 8,192, " + cache + " cache\"") != std::string::npos);
+    CHECK(r.out.find("max_model_len 8,192, " + weights + " weights, " + cache + " cache\"") !=
+          std::string::npos);
     const size_t at = r.out.find("\"kv_cache_tokens\": ");
     REQUIRE(at != std::string::npos);
     return std::stoull(r.out.substr(at + 19));
   };
-  const uint64_t fp8 = tokens("--quantization fp8", "bf16");
-  CHECK(tokens("--dtype bfloat16 --quantization fp8", "bf16") == fp8);
-  CHECK(tokens("--quantization fp8 --dtype bfloat16", "bf16") == fp8);
-  CHECK(tokens("--dtype float16 --quantization fp8", "fp16") == fp8);  // same bytes per element
-  CHECK(tokens("--dtype bfloat16", "bf16") < fp8);  // bf16 weights leave less for the cache
+  const uint64_t fp8 = tokens("--quantization fp8", "fp8", "bf16");
+  CHECK(tokens("--dtype bfloat16 --quantization fp8", "fp8", "bf16") == fp8);
+  CHECK(tokens("--quantization fp8 --dtype bfloat16", "fp8", "bf16") == fp8);
+  CHECK(tokens("--dtype float16 --quantization fp8", "fp8", "fp16") ==
+        fp8);                                               // same bytes per element
+  CHECK(tokens("--dtype bfloat16", "bf16", "bf16") < fp8);  // bf16 weights leave less for the cache
   // --dtype float32 named outright: fp32 weights and an fp32 cache (vLLM's
   // model dtype; only "auto" serves an fp32 checkpoint in 16 bits).
-  CHECK(tokens("--dtype float", "fp32") == tokens("--dtype float32", "fp32"));
-  CHECK(tokens("--dtype float32", "fp32") < tokens("--dtype float16", "fp16"));
+  CHECK(tokens("--dtype float", "fp32", "fp32") == tokens("--dtype float32", "fp32", "fp32"));
+  CHECK(tokens("--dtype float32", "fp32", "fp32") < tokens("--dtype float16", "fp16", "fp16"));
   // A quantized checkpoint keeps its weights under a float --dtype: vLLM
   // reads DeepSeek-V3's quantization_config (fp8, 128 x 128 blocks) whatever
   // the activations are. bf16 weights would not fit 8 x H200 at all.

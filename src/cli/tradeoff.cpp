@@ -68,11 +68,11 @@ Chart MakeChart(const ModelSpec& m, const HardwareSpec& hw, const CapacityResult
 
 std::string Header(const ModelSpec& m, const HardwareSpec& hw, const CapacityResult& cap) {
   return fmt::format(
-      "{} on {} · {} · tp {} · pp {} · KV cache {}\n"
+      "{} on {} · {} · tp {} · pp {} · weights {} · KV cache {}\n"
       "KV budget {} per GPU = {} blocks of {} tokens ({} tokens); max context {}\n",
-      m.name, hw.name, EngineLabel(cap.config), cap.config.tp, cap.config.pp, cap.kv_cache_dtype,
-      FormatBoth(cap.kv_budget_bytes), WithCommas(cap.num_blocks), cap.block_size,
-      WithCommas(cap.max_tokens), FormatTokens(cap.max_model_len));
+      m.name, hw.name, EngineLabel(cap.config), cap.config.tp, cap.config.pp, cap.weight_format,
+      cap.kv_cache_dtype, FormatBoth(cap.kv_budget_bytes), WithCommas(cap.num_blocks),
+      cap.block_size, WithCommas(cap.max_tokens), FormatTokens(cap.max_model_len));
 }
 
 void Run(const TradeoffOptions& o) {

@@ -242,10 +242,13 @@ CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployC
   EngineConfig config = ToEngineConfig(d);
   CapacityResult cap = ComputeCapacity(m, gpu, config);
   const EngineConfig& c = cap.config;
-  r.summary = fmt::format("{} on {} x {}, {} tp {}{}{}, max_model_len {}, {} cache", m.name,
+  // The weights' format is known only where the capacity was computed (not
+  // where the engine would refuse the configuration first).
+  r.summary = fmt::format("{} on {} x {}, {} tp {}{}{}, max_model_len {}, {}{} cache", m.name,
                           c.gpus_per_node, gpu.name, EngineLabel(c), c.tp,
                           c.pp > 1 ? fmt::format(" pp {}", c.pp) : "",
                           c.dp > 1 ? fmt::format(" dp {}", c.dp) : "", Count(c.max_model_len),
+                          cap.weight_format.empty() ? "" : cap.weight_format + " weights, ",
                           cap.kv_cache_dtype.empty() ? c.kv_cache_dtype : cap.kv_cache_dtype);
   if (d.gpu_count > c.tp * c.pp * c.dp) {
     r.notes.push_back(fmt::format("{} GPUs given but tp x pp x dp uses {}", d.gpu_count,
