@@ -3,6 +3,8 @@
 // figures (10% / 5%) are a benchmark: kvplan latency --validate, docs/perf.md.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "demo/decode_validation.h"
 #include "plan/latency.h"
 #include "spec/cache_dtype.h"
@@ -98,6 +100,31 @@ TEST_CASE("latency model vs a measured decode step, within 2x") {
     CHECK(p.AdjustedError() > -0.5);
     CHECK(p.AdjustedError() < 1.0);
   }
+}
+
+TEST_CASE("latency validation: each shape's curve points measured again before its steps") {
+  SyntheticModel m;
+  m.layers = 2;
+  m.hidden = 256;
+  m.intermediate = 512;
+  m.vocab = 4000;
+  const TimingMode mode{1};
+  HardwareSpec hw = MeasureProfileNow({1024, 8192}, {1, 4}, mode, {});
+  REQUIRE(hw.measured);
+  // Points no measurement gives: the prediction from them is 1000x off
+  // until the points the step reads are measured again.
+  for (BandwidthPoint& p : hw.measured->curve) p.gbps = 1e-3;
+  for (BandwidthPoint& p : hw.measured->weights_curve) p.gbps = 1e-3;
+  std::vector<std::string> said;
+  const auto pts = ValidateDecodeModel(
+      m, {{2048, 1}}, hw, 3, mode, [&](const std::string& s) { said.push_back(s); }, true);
+  REQUIRE(pts.size() == 1);
+  CHECK(pts[0].predicted_s < 0.1);  // 1e-3 GB/s would be seconds per step
+  CHECK(std::find(said.begin(), said.end(),
+                  "decode step: context 2048, batch 1: its curve points again") != said.end());
+  // Without it, the profile is taken as it is.
+  const auto as_given = ValidateDecodeModel(m, {{2048, 1}}, hw, 3, mode, {});
+  CHECK(as_given[0].predicted_s > 1.0);
 }
 
 TEST_CASE("DriftProbe: reads the ceiling now and restates a time at its reference") {

@@ -90,7 +90,10 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
       hw = demo::MeasureProfileNow({256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536},
                                    {1, 4, 8}, {o.threads}, step);
     }
-    rounds.push_back(demo::ValidateDecodeModel(m, Shapes(o.quick), hw, o.repeats, {o.threads}, step));
+    // A profile measured here: each shape's curve points measured again
+    // right before its steps (a --profile file is taken as it is).
+    rounds.push_back(demo::ValidateDecodeModel(m, Shapes(o.quick), hw, o.repeats, {o.threads}, step,
+                                               profile.empty()));
   }
   std::vector<demo::ValidationPoint> pts;
   for (size_t i = 0; i < rounds.front().size(); ++i) {

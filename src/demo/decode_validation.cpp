@@ -201,9 +201,92 @@ DriftProbe::DriftProbe(TimingMode mode, uint64_t bytes, double reference)
              mode.threads, [mode] { return Now(mode); }),
       reference_(reference > 0 ? reference : meter_.Measure(5)) {}
 
+namespace {
+
+constexpr int64_t kWeightsCols = 2048;  // the weights curve's GEMV: matrices of 2048 columns
+
+// One point of the weights curve: the GEMV over a `bytes` fp16 matrix for
+// `batch` vectors, caches flushed, median of 7; with a `probe`, the ceiling
+// read before each timing and the point stated at the probe's reference.
+BandwidthPoint MeasureWeightsPoint(uint64_t bytes, int64_t batch, TimingMode mode,
+                                   kernels::CacheFlusher& flusher, DriftProbe* probe) {
+  constexpr int64_t kWarmRows = 16;
+  static const kernels::AlignedBuffer warm_w = RandomHalf(kWarmRows, kWeightsCols, 99);
+  const int64_t rows = static_cast<int64_t>(bytes / (kWeightsCols * sizeof(uint16_t)));
+  const kernels::AlignedBuffer w = RandomHalf(rows, kWeightsCols, bytes);
+  const std::vector<float> x(static_cast<size_t>(batch * kWeightsCols), 0.25f);
+  std::vector<float> y(static_cast<size_t>(batch * rows));
+  GemvF16(Half(w), rows, kWeightsCols, x.data(), batch, y.data(), mode.threads);  // warm-up
+  std::vector<double> times;
+  for (int r = 0; r < 7; ++r) {
+    const double ceiling = probe != nullptr ? probe->Read() : 0;
+    flusher.Flush();
+    // Warm the GEMV's code and threads on the small separate matrix, as
+    // the bench warms the attention kernel (kernels::kWarmTokens).
+    GemvF16(Half(warm_w), kWarmRows, kWeightsCols, x.data(), batch, y.data(), mode.threads);
+    const double t0 = Now(mode);
+    GemvF16(Half(w), rows, kWeightsCols, x.data(), batch, y.data(), mode.threads);
+    times.push_back(Now(mode) - t0);
+    if (probe != nullptr) times.back() = probe->AtReference(times.back(), ceiling);
+  }
+  BandwidthPoint p{bytes, static_cast<double>(bytes) / kernels::Median(times) / 1e9};
+  p.batch = static_cast<uint64_t>(batch);
+  return p;
+}
+
+// The bench's curve shape (fp16 attention, 8 KV heads x 128, batch 1) at
+// `context` and `group`: the attention curve's point there, every step
+// stated at the probe's reference.
+kernels::BenchShape CurveShape(int64_t context, int64_t group) {
+  kernels::BenchShape shape;
+  shape.context = context;
+  shape.group = group;
+  return shape;
+}
+
+BandwidthPoint MeasureAttentionPoint(int64_t context, int64_t group, TimingMode mode,
+                                     DriftProbe& probe) {
+  // All threads on the wall clock, or one thread on its own CPU clock.
+  kernels::TimingOptions topt;
+  topt.cpu.threads = mode.threads;
+  if (mode.SingleThreadCpuClock()) topt.clock = [mode] { return Now(mode); };
+  topt.beside = [&probe] { return probe.Read(); };
+  const kernels::StepTiming t = kernels::TimeDecodeStep(CurveShape(context, group), topt);
+  std::vector<double> at_reference;
+  for (size_t i = 0; i < t.samples.size(); ++i) {
+    at_reference.push_back(probe.AtReference(t.samples[i], t.beside[i]));
+  }
+  return {t.bytes_read, static_cast<double>(t.bytes_read) / kernels::Median(at_reference) / 1e9,
+          static_cast<uint64_t>(group)};
+}
+
+// The points of `hw`'s two curves that the prediction of one decode step
+// reads (CurvePointsRead at the step's lookups), measured again now, in
+// place. An attention point whose size is no context of the curve shape (a
+// profile from elsewhere) is left as it is.
+void RemeasurePointsRead(HardwareSpec& hw, const StepEstimate& e, uint64_t group, uint64_t batch,
+                         TimingMode mode, kernels::CacheFlusher& flusher, DriftProbe& probe) {
+  MeasuredProfile& m = *hw.measured;
+  const uint64_t per_token = CurveShape(1, 1).CacheBytes();
+  for (size_t i : CurvePointsRead(hw, e.attention.pass_bytes, group)) {
+    BandwidthPoint& p = m.curve[i];
+    const int64_t context = static_cast<int64_t>(p.bytes / per_token);
+    if (CurveShape(context, static_cast<int64_t>(p.group)).CacheBytes() != p.bytes) continue;
+    p = MeasureAttentionPoint(context, static_cast<int64_t>(p.group), mode, probe);
+  }
+  for (size_t i : WeightsCurvePointsRead(hw, e.weights.pass_bytes, batch)) {
+    BandwidthPoint& p = m.weights_curve[i];
+    if (p.bytes % (kWeightsCols * sizeof(uint16_t)) != 0) continue;
+    p = MeasureWeightsPoint(p.bytes, static_cast<int64_t>(p.batch), mode, flusher, &probe);
+  }
+}
+
+}  // namespace
+
 std::vector<ValidationPoint> ValidateDecodeModel(
     const SyntheticModel& m, const std::vector<ValidationShape>& shapes, const HardwareSpec& hw,
-    int repeats, TimingMode mode, const std::function<void(const std::string&)>& progress) {
+    int repeats, TimingMode mode, const std::function<void(const std::string&)>& progress,
+    bool remeasure) {
   const ModelSpec spec = SyntheticModelSpec(m);
   const CacheDtype& fp16 = FindCacheDtype("fp16");
   const ModelCost cost = ComputeModelCost(spec, fp16, FindWeightFormat("fp16"), 1);
@@ -212,6 +295,21 @@ std::vector<ValidationPoint> ValidateDecodeModel(
   std::vector<ValidationPoint> out;
   for (const ValidationShape& s : shapes) {
     if (progress) progress(fmt::format("decode step: context {}, batch {}", s.context, s.batch));
+    // The profile the prediction reads: `hw`, or a copy with the points
+    // this step's prediction reads measured again right before its steps.
+    HardwareSpec now = hw;
+    if (remeasure && HasMeasuredCurve(hw)) {
+      if (progress) {
+        progress(fmt::format("decode step: context {}, batch {}: its curve points again", s.context,
+                             s.batch));
+      }
+      RemeasurePointsRead(now,
+                          EstimateDecodeStep(cost, hw, static_cast<uint64_t>(s.context),
+                                             static_cast<uint64_t>(s.batch)),
+                          cost.attention_group, static_cast<uint64_t>(s.batch), mode, flusher,
+                          probe);
+      if (progress) progress(fmt::format("decode step: context {}, batch {}", s.context, s.batch));
+    }
     SyntheticDecoder dec(m, s, mode);
     std::vector<double> times, attention, ceilings, adjusted;
     volatile double sink = dec.Step();  // warm-up: page in, spin up the threads
@@ -230,7 +328,7 @@ std::vector<ValidationPoint> ValidateDecodeModel(
     p.measured_attention_s = kernels::Median(attention);
     p.ceiling_gbps = kernels::Median(ceilings);
     p.adjusted_measured_s = kernels::Median(adjusted);
-    const StepEstimate e = EstimateDecodeStep(cost, hw, static_cast<uint64_t>(s.context),
+    const StepEstimate e = EstimateDecodeStep(cost, now, static_cast<uint64_t>(s.context),
                                               static_cast<uint64_t>(s.batch));
     p.predicted_s = e.seconds;
     p.predicted_attention_s = e.attention.seconds;
@@ -242,34 +340,12 @@ std::vector<ValidationPoint> ValidateDecodeModel(
 
 std::vector<BandwidthPoint> MeasureWeightsCurve(TimingMode mode, uint64_t max_bytes,
                                                 DriftProbe* probe) {
-  constexpr int64_t kCols = 2048;
   std::vector<BandwidthPoint> curve;
   kernels::CacheFlusher flusher;
-  constexpr int64_t kWarmRows = 16;
-  const kernels::AlignedBuffer warm_w = RandomHalf(kWarmRows, kCols, 99);
   for (const int64_t batch : {1, 2, 4}) {
     for (const uint64_t bytes : {2 * kMiB, 8 * kMiB, 32 * kMiB, 128 * kMiB}) {
       if (bytes > max_bytes) break;
-      const int64_t rows = static_cast<int64_t>(bytes / (kCols * sizeof(uint16_t)));
-      const kernels::AlignedBuffer w = RandomHalf(rows, kCols, bytes);
-      const std::vector<float> x(static_cast<size_t>(batch * kCols), 0.25f);
-      std::vector<float> y(static_cast<size_t>(batch * rows));
-      GemvF16(Half(w), rows, kCols, x.data(), batch, y.data(), mode.threads);  // warm-up
-      std::vector<double> times;
-      for (int r = 0; r < 7; ++r) {
-        const double ceiling = probe != nullptr ? probe->Read() : 0;
-        flusher.Flush();
-        // Warm the GEMV's code and threads on the small separate matrix, as
-        // the bench warms the attention kernel (kernels::kWarmTokens).
-        GemvF16(Half(warm_w), kWarmRows, kCols, x.data(), batch, y.data(), mode.threads);
-        const double t0 = Now(mode);
-        GemvF16(Half(w), rows, kCols, x.data(), batch, y.data(), mode.threads);
-        times.push_back(Now(mode) - t0);
-        if (probe != nullptr) times.back() = probe->AtReference(times.back(), ceiling);
-      }
-      BandwidthPoint p{bytes, static_cast<double>(bytes) / kernels::Median(times) / 1e9};
-      p.batch = static_cast<uint64_t>(batch);
-      curve.push_back(p);
+      curve.push_back(MeasureWeightsPoint(bytes, batch, mode, flusher, probe));
     }
   }
   return curve;
@@ -298,23 +374,8 @@ HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts,
   h.memory_bandwidth_gbps = p.read_ceiling_gbps;
   for (int64_t group : groups) {
     for (int64_t n : curve_contexts) {
-      kernels::BenchShape shape;  // the bench's curve shape: fp16, 8 KV heads x 128, batch 1
-      shape.context = n;
-      shape.group = group;
-      if (progress) progress(fmt::format("bandwidth curve: {}", shape.Label()));
-      // All threads on the wall clock, or one thread on its own CPU clock.
-      kernels::TimingOptions topt;
-      topt.cpu.threads = mode.threads;
-      if (mode.SingleThreadCpuClock()) topt.clock = [mode] { return Now(mode); };
-      topt.beside = [&probe] { return probe.Read(); };
-      const kernels::StepTiming t = kernels::TimeDecodeStep(shape, topt);
-      std::vector<double> at_reference;
-      for (size_t i = 0; i < t.samples.size(); ++i) {
-        at_reference.push_back(probe.AtReference(t.samples[i], t.beside[i]));
-      }
-      p.curve.push_back({t.bytes_read,
-                         static_cast<double>(t.bytes_read) / kernels::Median(at_reference) / 1e9,
-                         static_cast<uint64_t>(group)});
+      if (progress) progress(fmt::format("bandwidth curve: {}", CurveShape(n, group).Label()));
+      p.curve.push_back(MeasureAttentionPoint(n, group, mode, probe));
     }
   }
   std::sort(p.curve.begin(), p.curve.end(), [](const BandwidthPoint& a, const BandwidthPoint& b) {

@@ -92,10 +92,18 @@ class DriftProbe {
 /// at each shape, and predicts each with the latency model on `hw`. The
 /// ceiling is read before each step and the steps also stated at `hw`'s
 /// read ceiling (ValidationPoint::adjusted_measured_s).
-/// `progress` (may be empty) is told what runs.
+/// `progress` (may be empty) is told what runs. With `remeasure` (a profile
+/// measured in this process, in `mode`), the curve points each shape's
+/// prediction reads (CurvePointsRead, WeightsCurvePointsRead: at most four
+/// of each curve) are measured again right before its steps, stated at the
+/// same reference, and the prediction reads them: on a shared machine whose
+/// speed drifts by tens of percent from one minute to the next, the
+/// prediction's inputs and the steps it predicts then come from the same
+/// moment. The shapes are still never the curve's shapes.
 std::vector<ValidationPoint> ValidateDecodeModel(
     const SyntheticModel& m, const std::vector<ValidationShape>& shapes, const HardwareSpec& hw,
-    int repeats, TimingMode mode, const std::function<void(const std::string&)>& progress);
+    int repeats, TimingMode mode, const std::function<void(const std::string&)>& progress,
+    bool remeasure = false);
 
 /// The weight GEMV's bandwidth curve in `mode`: fp16 matrices of 2048
 /// columns and 2, 8, 32 and 128 MiB (capped at `max_bytes`), at batch 1, 2

@@ -136,42 +136,69 @@ double ExpertsTouchedFraction(uint64_t experts, uint64_t experts_per_token, uint
 
 namespace {
 
-// The curve of one group (a run of points sorted by bytes) at `bytes`.
-double CurveAt(std::vector<BandwidthPoint>::const_iterator first,
-               std::vector<BandwidthPoint>::const_iterator last, uint64_t bytes) {
-  if (bytes <= first->bytes) return first->gbps;
-  if (bytes >= (last - 1)->bytes) return (last - 1)->gbps;
-  auto hi = std::upper_bound(first, last, bytes,
-                             [](uint64_t b, const BandwidthPoint& p) { return b < p.bytes; });
-  auto lo = hi - 1;
-  const double t = (std::log(static_cast<double>(bytes)) - std::log(static_cast<double>(lo->bytes))) /
-                   (std::log(static_cast<double>(hi->bytes)) - std::log(static_cast<double>(lo->bytes)));
-  return lo->gbps + t * (hi->gbps - lo->gbps);
+// A curve's value at a point is a weighted sum of at most four of its
+// points: each index with its weight.
+using Terms = std::vector<std::pair<size_t, double>>;
+
+// The curve of one group (a run [first, last) of points sorted by bytes) at
+// `bytes`: linearly in log(bytes) between the two nearest, clamped to the
+// first and last.
+Terms CurveTerms(const std::vector<BandwidthPoint>& c, size_t first, size_t last, uint64_t bytes) {
+  if (bytes <= c[first].bytes) return {{first, 1.0}};
+  if (bytes >= c[last - 1].bytes) return {{last - 1, 1.0}};
+  size_t hi = first + 1;
+  while (c[hi].bytes <= bytes) ++hi;
+  const size_t lo = hi - 1;
+  const double t =
+      (std::log(static_cast<double>(bytes)) - std::log(static_cast<double>(c[lo].bytes))) /
+      (std::log(static_cast<double>(c[hi].bytes)) - std::log(static_cast<double>(c[lo].bytes)));
+  return {{lo, 1.0 - t}, {hi, t}};
 }
 
 // A curve with a second axis (`axis` of each point: its GQA group or its
 // batch; the reader keeps each value's points contiguous and sorted) at
 // (x, bytes): each measured value's curve at `bytes`, then linearly in log(x)
 // between the two nearest values, clamped to the smallest and largest.
-double CurveAt2(const std::vector<BandwidthPoint>& c, uint64_t BandwidthPoint::*axis, uint64_t x,
-                uint64_t bytes) {
-  struct Run { uint64_t x; std::vector<BandwidthPoint>::const_iterator first, last; };
+Terms CurveTerms2(const std::vector<BandwidthPoint>& c, uint64_t BandwidthPoint::*axis, uint64_t x,
+                  uint64_t bytes) {
+  struct Run {
+    uint64_t x;
+    size_t first, last;
+  };
   std::vector<Run> runs;
-  for (auto it = c.begin(); it != c.end();) {
-    auto end = std::find_if(it, c.end(), [&](const BandwidthPoint& p) { return p.*axis != (*it).*axis; });
-    runs.push_back({(*it).*axis, it, end});
-    it = end;
+  for (size_t i = 0; i < c.size();) {
+    size_t end = i + 1;
+    while (end < c.size() && c[end].*axis == c[i].*axis) ++end;
+    runs.push_back({c[i].*axis, i, end});
+    i = end;
   }
-  if (x <= runs.front().x) return CurveAt(runs.front().first, runs.front().last, bytes);
-  if (x >= runs.back().x) return CurveAt(runs.back().first, runs.back().last, bytes);
+  if (x <= runs.front().x) return CurveTerms(c, runs.front().first, runs.front().last, bytes);
+  if (x >= runs.back().x) return CurveTerms(c, runs.back().first, runs.back().last, bytes);
   size_t i = 1;
   while (runs[i].x < x) ++i;
   const Run& lo = runs[i - 1];
   const Run& hi = runs[i];
-  const double a = CurveAt(lo.first, lo.last, bytes), b = CurveAt(hi.first, hi.last, bytes);
   const double t = (std::log(static_cast<double>(x)) - std::log(static_cast<double>(lo.x))) /
                    (std::log(static_cast<double>(hi.x)) - std::log(static_cast<double>(lo.x)));
-  return a + t * (b - a);
+  Terms out;
+  for (auto [j, w] : CurveTerms(c, lo.first, lo.last, bytes)) out.emplace_back(j, w * (1.0 - t));
+  for (auto [j, w] : CurveTerms(c, hi.first, hi.last, bytes)) out.emplace_back(j, w * t);
+  return out;
+}
+
+double CurveAt2(const std::vector<BandwidthPoint>& c, uint64_t BandwidthPoint::*axis, uint64_t x,
+                uint64_t bytes) {
+  double v = 0;
+  for (auto [j, w] : CurveTerms2(c, axis, x, bytes)) v += w * c[j].gbps;
+  return v;
+}
+
+std::vector<size_t> Indices(const Terms& terms) {
+  std::vector<size_t> out;
+  for (auto [j, w] : terms) {
+    if (w != 0 && std::find(out.begin(), out.end(), j) == out.end()) out.push_back(j);
+  }
+  return out;
 }
 
 }  // namespace
@@ -186,6 +213,16 @@ double WeightsBandwidthGbps(const HardwareSpec& hw, uint64_t bytes, uint64_t bat
     return CurveAt2(hw.measured->weights_curve, &BandwidthPoint::batch, batch, bytes);
   }
   return StepBandwidthGbps(hw, bytes, 1);
+}
+
+std::vector<size_t> CurvePointsRead(const HardwareSpec& hw, uint64_t bytes, uint64_t group) {
+  if (!HasMeasuredCurve(hw)) return {};
+  return Indices(CurveTerms2(hw.measured->curve, &BandwidthPoint::group, group, bytes));
+}
+
+std::vector<size_t> WeightsCurvePointsRead(const HardwareSpec& hw, uint64_t bytes, uint64_t batch) {
+  if (!hw.measured || hw.measured->weights_curve.empty()) return {};
+  return Indices(CurveTerms2(hw.measured->weights_curve, &BandwidthPoint::batch, batch, bytes));
 }
 
 const char* BoundName(Bound b) { return b == Bound::kCompute ? "compute" : "bandwidth"; }
@@ -210,9 +247,11 @@ uint64_t PassBytes(uint64_t bytes, uint64_t passes) {
 }
 
 // One phase on its roofline, its bytes read at `bandwidth_gbps`.
-PhaseEstimate Phase(uint64_t bytes, double flops, double bandwidth_gbps, double peak) {
+PhaseEstimate Phase(uint64_t bytes, uint64_t pass_bytes, double flops, double bandwidth_gbps,
+                    double peak) {
   PhaseEstimate p;
   p.bytes = bytes;
+  p.pass_bytes = pass_bytes;
   p.flops = flops;
   if (bytes != 0) {
     p.bandwidth_gbps = bandwidth_gbps;
@@ -233,13 +272,12 @@ StepEstimate Finish(StepEstimate e, const ModelCost& cost, double weight_flops,
   e.attention_peak_flops = PeakFlopsFor(hw, cost.attention_dtype);
   e.flops = weight_flops + attention_flops;
   // Each layer is a separate pass: the bandwidth is looked up at one layer's bytes.
-  e.weights = Phase(e.weight_bytes, weight_flops,
-                    WeightsBandwidthGbps(hw, PassBytes(e.weight_bytes, cost.layers), batch),
-                    e.peak_flops);
-  e.attention =
-      Phase(e.kv_bytes, attention_flops,
-            StepBandwidthGbps(hw, PassBytes(e.kv_bytes, cost.cache_layers), cost.attention_group),
-            e.attention_peak_flops);
+  const uint64_t weight_pass = PassBytes(e.weight_bytes, cost.layers);
+  const uint64_t kv_pass = PassBytes(e.kv_bytes, cost.cache_layers);
+  e.weights = Phase(e.weight_bytes, weight_pass, weight_flops,
+                    WeightsBandwidthGbps(hw, weight_pass, batch), e.peak_flops);
+  e.attention = Phase(e.kv_bytes, kv_pass, attention_flops,
+                      StepBandwidthGbps(hw, kv_pass, cost.attention_group), e.attention_peak_flops);
   e.memory_s = e.weights.memory_s + e.attention.memory_s;
   e.compute_s = e.weights.compute_s + e.attention.compute_s;
   e.seconds = e.weights.seconds + e.attention.seconds;

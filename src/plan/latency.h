@@ -93,6 +93,16 @@ double StepBandwidthGbps(const HardwareSpec& hw, uint64_t bytes, uint64_t group 
 /// group), else StepBandwidthGbps(hw, bytes, 1).
 double WeightsBandwidthGbps(const HardwareSpec& hw, uint64_t bytes, uint64_t batch = 1);
 
+/// The points of `hw`'s measured curve (indices into measured->curve) that
+/// StepBandwidthGbps(hw, bytes, group) is made of: at most four (two sizes
+/// at each of two groups), fewer where it is clamped or lands on a measured
+/// size or group; none without a measured curve.
+std::vector<size_t> CurvePointsRead(const HardwareSpec& hw, uint64_t bytes, uint64_t group);
+
+/// The same for WeightsBandwidthGbps (indices into measured->weights_curve;
+/// none where there is no weights curve).
+std::vector<size_t> WeightsCurvePointsRead(const HardwareSpec& hw, uint64_t bytes, uint64_t batch);
+
 /// True when StepBandwidthGbps uses a measured curve.
 inline bool HasMeasuredCurve(const HardwareSpec& hw) {
   return hw.measured.has_value() && !hw.measured->curve.empty();
@@ -108,7 +118,8 @@ const char* BoundName(Bound b);
 struct PhaseEstimate {
   uint64_t bytes = 0;           // read per step per rank
   double flops = 0;             // per rank
-  double bandwidth_gbps = 0;    // the curve at the bytes one layer's pass reads
+  uint64_t pass_bytes = 0;      // what one layer's pass reads: where the curve is read
+  double bandwidth_gbps = 0;    // the curve at pass_bytes
   double memory_s = 0;
   double compute_s = 0;
   double seconds = 0;           // max(memory_s, compute_s)
