@@ -114,7 +114,8 @@ TEST_CASE("size: past the model's max_context it answers, with a note on stderr"
   CHECK(at.exit_code == 0);
   CHECK(at.err == "");
   // An empty value is an error, not the default.
-  CheckError("size llama-3.1-8b -c ''", "kvplan: error: --context: empty value");
+  CheckError("size llama-3.1-8b -c ''",
+             "kvplan: error: --context: empty value (see kvplan --help)");
 }
 
 TEST_CASE("size: bad spec files name file:line:col and field") {

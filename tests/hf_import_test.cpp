@@ -125,25 +125,34 @@ TEST_CASE("variants: Falcon new decoder, RW names, Qwen sliding windows, no laye
   HfImport q = ImportHfConfig(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 1024,
       "num_attention_heads": 16, "num_key_value_heads": 2, "num_hidden_layers": 4,
       "use_sliding_window": true, "sliding_window": 512, "max_window_layers": 0,
-      "max_position_embeddings": 8192, "vocab_size": 1000})", "q.json");
+      "max_position_embeddings": 8192, "vocab_size": 1000, "intermediate_size": 2816})",
+                              "q.json");
   REQUIRE(q.spec.groups.size() == 1);
   CHECK(q.spec.groups[0].kind == LayerKind::kSliding);
   CHECK(q.spec.groups[0].window == 512);
-  CHECK_THROWS_WITH(ImportHfConfig(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 1024,
+  CHECK_THROWS_WITH(
+      ImportHfConfig(
+          R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 1024, "intermediate_size": 4096,
       "num_attention_heads": 16, "num_key_value_heads": 2, "num_hidden_layers": 4,
       "use_sliding_window": true, "sliding_window": 512, "max_window_layers": 2})",
-                                   "q2.json"),
-                    "q2.json: use_sliding_window with max_window_layers 2 (layers 2+ slide) is a "
-                    "layer range, which a kvplan spec cannot describe; write the spec by hand");
+          "q2.json"),
+      "q2.json: use_sliding_window with max_window_layers 2 (layers 2+ slide) is a "
+      "layer range, which a kvplan spec cannot describe; write the spec by hand");
   // Gemma 2 without layer_types and Gemma 3 with an explicit layer_types list.
-  HfImport g2 = ImportHfConfig(R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 3584,
+  HfImport g2 = ImportHfConfig(
+      R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 3584, "intermediate_size": 14336,
       "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256,
       "num_hidden_layers": 42, "sliding_window": 4096, "max_position_embeddings": 8192,
-      "layer_types": [)" + [] {
-    std::string s;
-    for (int i = 0; i < 42; ++i) s += std::string(i ? "," : "") + (i % 2 ? "\"full_attention\"" : "\"sliding_attention\"");
-    return s;
-  }() + "]}", "g2.json");
+      "layer_types": [)" +
+          [] {
+            std::string s;
+            for (int i = 0; i < 42; ++i)
+              s += std::string(i ? "," : "") +
+                   (i % 2 ? "\"full_attention\"" : "\"sliding_attention\"");
+            return s;
+          }() +
+          "]}",
+      "g2.json");
   CHECK(PerLayer(g2.spec) == PerLayer(LoadModel("gemma-2-9b")));
   // DeepSeek-V2-Lite: MLA without query compression (q_lora_rank null).
   HfImport v2 = ImportHfConfig(R"({"architectures": ["DeepseekV2ForCausalLM"], "first_k_dense_replace": 1,
@@ -156,12 +165,14 @@ TEST_CASE("variants: Falcon new decoder, RW names, Qwen sliding windows, no laye
   CHECK(DiffSpecs(LoadModel("deepseek-v2-lite"), v2.spec).empty());
   CHECK(ComputeKvCost(v2.spec, FindCacheDtype("bf16")).per_token_bytes == 27 * 576 * 2);
   // A pattern no spec can express is refused, not approximated.
-  CHECK_THROWS_WITH(ImportHfConfig(R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 64,
+  CHECK_THROWS_WITH(
+      ImportHfConfig(
+          R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 64, "intermediate_size": 4096,
       "num_attention_heads": 4, "num_hidden_layers": 5, "sliding_window": 16, "layer_types":
       ["full_attention", "sliding_attention", "sliding_attention", "full_attention", "full_attention"]})",
-                                   "odd.json"),
-                    "odd.json:3:7: layer_types: the layer pattern is not periodic, which a kvplan "
-                    "spec cannot describe");
+          "odd.json"),
+      "odd.json:3:7: layer_types: the layer pattern is not periodic, which a kvplan "
+      "spec cannot describe");
 }
 
 TEST_CASE("import-hf: quantization_config becomes a quantization block where kvplan sizes it") {

@@ -53,6 +53,31 @@ TEST_CASE("bandwidth: datasheet x efficiency, or the measured curve interpolated
   CHECK(StepBandwidthGbps(p, 10'000'000) == doctest::Approx(15));  // log-midpoint of 1e6..1e8
   CHECK(StepBandwidthGbps(p, 1'000'000'000) == doctest::Approx(19));
   CHECK(StepBandwidthGbps(p, 50'000'000'000) == 18);   // clamped above
+  // The points a lookup is made of (what latency --validate measures again
+  // before each step): two sizes, one at a measured size or clamped.
+  CHECK(CurvePointsRead(p, 10'000'000, 1) == std::vector<size_t>{0, 1});
+  CHECK(CurvePointsRead(p, 1'000'000, 1) == std::vector<size_t>{0});
+  CHECK(CurvePointsRead(p, 1000, 1) == std::vector<size_t>{0});
+  CHECK(CurvePointsRead(p, 50'000'000'000, 1) == std::vector<size_t>{2});
+  CHECK(CurvePointsRead(h100, 10'000'000, 1).empty());
+  // With groups: two sizes at each of the two nearest groups, or one group
+  // where the lookup is at a measured group or beyond the last.
+  HardwareSpec g = WithCurve(
+      h100, {{1'000'000, 10, 1}, {100'000'000, 20, 1}, {1'000'000, 8, 4}, {100'000'000, 16, 4}});
+  CHECK(CurvePointsRead(g, 10'000'000, 2) == std::vector<size_t>{0, 1, 2, 3});
+  CHECK(StepBandwidthGbps(g, 10'000'000, 2) == doctest::Approx((15 + 12) / 2.0));
+  CHECK(CurvePointsRead(g, 10'000'000, 4) == std::vector<size_t>{2, 3});
+  CHECK(CurvePointsRead(g, 100'000'000, 8) == std::vector<size_t>{3});
+  // The weights curve, by batch; none without one.
+  CHECK(WeightsCurvePointsRead(g, 10'000'000, 1).empty());
+  g.measured->weights_curve = {
+      {2'000'000, 30, 1, 1}, {8'000'000, 40, 1, 1}, {2'000'000, 25, 1, 2}, {8'000'000, 35, 1, 2}};
+  CHECK(WeightsCurvePointsRead(g, 4'000'000, 2) == std::vector<size_t>{2, 3});
+  CHECK(WeightsCurvePointsRead(g, 4'000'000, 4) == std::vector<size_t>{2, 3});
+  // And the estimate says where it read them: one layer's pass.
+  const StepEstimate e = EstimateDecodeStep(Cost("llama-3.1-8b"), g, 4096, 1);
+  CHECK(e.attention.pass_bytes == e.kv_bytes / 32);
+  CHECK(e.weights.pass_bytes == e.weight_bytes / 32);
 }
 
 TEST_CASE("decode step of Llama-3.1-8B on an H100, by hand") {
@@ -201,8 +226,8 @@ TEST_CASE("kvplan latency: text, json keys, and errors") {
   refused(h100 + " -c 1G", "--context 1,073,741,824: more than llama-3.1-8b's max_context of 131,072");
   refused(h100 + " -c 4K --prompt 131073",
           "--prompt 131,073: more than llama-3.1-8b's max_context of 131,072");
-  refused(h100 + " -c ''", "--context: empty value");
-  refused(h100 + " --prompt ''", "--prompt: empty value");
+  refused(h100 + " -c ''", "--context: empty value (see kvplan --help)");
+  refused(h100 + " --prompt ''", "--prompt: empty value (see kvplan --help)");
   auto edge = test::RunKvplan(h100 + " -c 128K --format json");
   CHECK(edge.exit_code == 0);
   CHECK(edge.out.find("\"context_tokens\": 131072") != std::string::npos);

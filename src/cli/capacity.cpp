@@ -23,11 +23,11 @@ struct CapacityOptions {
   DeployFlags deploy;  // the flags every deployment command shares
   // llama.cpp's own, and the multi-GPU/multi-node layout.
   std::string ctx_size, ubatch;
-  uint64_t n_parallel = 0;
+  std::optional<uint64_t> n_parallel;
   bool swa_full = false;
   uint64_t dp = 1, nodes = 1, gpus_per_node = 0;
   std::string max_gpu_total_bytes;
-  uint64_t cuda_graph_max_bs = 0;
+  std::optional<uint64_t> cuda_graph_max_bs;
   bool enable_prefix_caching = false;
   std::string concurrency;
   std::string format = "text";
@@ -43,8 +43,22 @@ EngineConfig ToConfig(const CapacityOptions& o) {
   if (!o.ctx_size.empty() && c.engine != Engine::kLlamaCpp) {
     Fail("-c/--ctx-size is llama.cpp's flag (use --max-model-len or --engine llama.cpp)");
   }
-  c.n_parallel = o.n_parallel;
+  // Another engine's flag is an error, as -c above, and so is an explicit 0
+  // (it would have meant the default).
+  const auto only = [&](bool given, Engine engine, const char* flag) {
+    if (given && c.engine != engine) {
+      Fail("{} is {}'s flag, not {}'s (or use --engine {})", flag, EngineName(engine),
+           EngineName(c.engine), EngineName(engine));
+    }
+  };
+  only(o.n_parallel.has_value(), Engine::kLlamaCpp, "-np/--parallel");
+  only(!o.ubatch.empty(), Engine::kLlamaCpp, "--ubatch-size");
+  only(o.swa_full, Engine::kLlamaCpp, "--swa-full");
+  only(!o.max_gpu_total_bytes.empty(), Engine::kTrtllm, "--max-gpu-total-bytes");
+  if (o.n_parallel == uint64_t{0}) Fail("-np/--parallel: must be at least 1");
+  c.n_parallel = o.n_parallel.value_or(0);
   c.n_ubatch = OptTokens(o.ubatch, "--ubatch-size");
+  if (!o.ubatch.empty() && c.n_ubatch == 0) Fail("--ubatch-size: must be at least 1");
   c.swa_full = o.swa_full;
   c.dp = o.dp;
   c.nodes = o.nodes;
@@ -52,7 +66,10 @@ EngineConfig ToConfig(const CapacityOptions& o) {
   if (!o.max_gpu_total_bytes.empty()) {
     c.max_gpu_total_bytes = ParseBytes(o.max_gpu_total_bytes, "--max-gpu-total-bytes");
   }
-  c.cuda_graph_max_bs = o.cuda_graph_max_bs;
+  if (o.cuda_graph_max_bs == uint64_t{0}) {
+    Fail("--cuda-graph-max-bs: must be at least 1 (--enforce-eager: no CUDA graphs)");
+  }
+  c.cuda_graph_max_bs = o.cuda_graph_max_bs.value_or(0);
   c.enable_prefix_caching = o.enable_prefix_caching;
   return c;
 }
@@ -127,10 +144,15 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
     const bool vllm = c.engine == Engine::kVllm;
     const bool act_peak = r.reserve.activation_bytes >= r.reserve.logits_bytes;
     const char* outside = c.engine == Engine::kSglang ? " (outside the fraction)" : "";
-    row(fmt::format("  forward pass, {} tokens{}", WithCommas(c.max_num_batched_tokens),
+    // llama.cpp's compute buffer is one micro-batch: n_ubatch tokens, and as
+    // many fp32 logits rows.
+    const bool llama = c.engine == Engine::kLlamaCpp;
+    const uint64_t tokens = llama ? c.n_ubatch : c.max_num_batched_tokens;
+    const uint64_t rows = llama ? c.n_ubatch : std::min(c.max_num_seqs, c.max_num_batched_tokens);
+    row(fmt::format("  forward pass, {}{}", Plural(tokens, "token"),
                     vllm ? (act_peak ? " (peak)" : " (not the peak)") : outside),
         r.reserve.activation_bytes);
-    row(fmt::format("  logits/sampler, {} rows{}", std::min(c.max_num_seqs, c.max_num_batched_tokens),
+    row(fmt::format("  logits/sampler, {}{}", Plural(rows, "row"),
                     vllm ? (act_peak ? " (not the peak)" : " (peak)") : outside),
         r.reserve.logits_bytes);
     row(c.engine == Engine::kVllm     ? "  non-torch"
@@ -256,7 +278,9 @@ Json ToJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r
   j.Set("max_tokens", r.max_tokens);
   j.Set("request_bytes", r.request_bytes);
   j.Set("blocks_per_request", r.blocks_per_request);
-  j.Set("max_concurrency", std::round(r.max_concurrency * 100) / 100);
+  // Full precision (the text shows vLLM's two decimals): rounded, 3.9996
+  // read 4 beside max_requests 3.
+  j.Set("max_concurrency", r.max_concurrency);
   j.Set("max_requests", r.max_requests);
   j.Set("fits", r.fits);
   j.Set("largest_max_model_len", r.largest_max_model_len);
@@ -337,7 +361,7 @@ std::string ToCsv(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRes
             std::to_string(c.block_size),
             std::to_string(r.num_blocks),
             std::to_string(r.max_tokens),
-            fmt::format("{:.2f}", r.max_concurrency),
+            fmt::format("{}", r.max_concurrency),
             std::to_string(r.max_requests),
             std::to_string(r.largest_max_model_len)});
   return t.Csv();

@@ -94,9 +94,15 @@ EngineConfig ToEngineConfig(const DeployFlags& f) {
     c.max_model_len = ParseTokens(f.max_model_len, "--max-model-len");
     if (c.max_model_len == 0) Fail("--max-model-len: must be at least 1 token");
   }
-  if (!f.max_num_seqs.empty()) c.max_num_seqs = ParseTokens(f.max_num_seqs, "--max-num-seqs");
+  // An explicit 0 is an error, not the engine's default.
+  const auto at_least_one = [](const std::string& v, const char* flag) {
+    const uint64_t n = ParseTokens(v, flag);
+    if (n == 0) Fail("{}: must be at least 1", flag);
+    return n;
+  };
+  if (!f.max_num_seqs.empty()) c.max_num_seqs = at_least_one(f.max_num_seqs, "--max-num-seqs");
   if (!f.max_num_batched_tokens.empty()) {
-    c.max_num_batched_tokens = ParseTokens(f.max_num_batched_tokens, "--max-num-batched-tokens");
+    c.max_num_batched_tokens = at_least_one(f.max_num_batched_tokens, "--max-num-batched-tokens");
   }
   c.block_size = f.block_size;
   c.kv_cache_dtype = f.kv_cache_dtype;
@@ -111,7 +117,7 @@ EngineConfig ToEngineConfig(const DeployFlags& f) {
     if (c.kv_cache_memory_bytes == 0) Fail("--kv-cache-memory-bytes: must be more than 0");
   }
   if (!f.max_total_tokens.empty()) {
-    c.max_total_tokens = ParseTokens(f.max_total_tokens, "--max-total-tokens");
+    c.max_total_tokens = at_least_one(f.max_total_tokens, "--max-total-tokens");
     if (c.engine != Engine::kSglang) {
       Fail("--max-total-tokens is SGLang's flag (use --kv-cache-memory-bytes, or --engine sglang)");
     }

@@ -52,6 +52,29 @@ std::vector<std::string> NormalizeArgs(int argc, char** argv) {
   return args;
 }
 
+// Every option of every command: an empty value is an error (an unset
+// shell variable must not quietly mean the default), and an unsigned one
+// refuses a minus sign (CLI11 wrapped -1 to 2^64 - 1).
+void GuardValues(CLI::App& app) {
+  const CLI::Validator non_empty(
+      [](std::string& v) { return v.empty() ? std::string("empty value") : std::string(); }, "",
+      "");
+  const CLI::Validator non_negative(
+      [](std::string& v) {
+        const size_t at = v.find_first_not_of(" \t");
+        return at != std::string::npos && v[at] == '-' ? "'" + v + "' is negative" : std::string();
+      },
+      "", "");
+  for (CLI::App* sub : app.get_subcommands({})) {
+    for (CLI::Option* opt : sub->get_options({})) {
+      if (opt->get_type_size() == 0 || opt->get_name() == "--help") continue;  // flags
+      opt->check(non_empty);
+      if (opt->get_type_name().rfind("UINT", 0) == 0) opt->check(non_negative);
+    }
+    GuardValues(*sub);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,6 +84,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("kvplan ") + KVPLAN_VERSION);
   int exit_code = 0;
   for (kvplan::CommandSetup setup : kvplan::kCommands) setup(app, exit_code);
+  GuardValues(app);
   try {
     std::vector<std::string> args = NormalizeArgs(argc, argv);
     if (args.size() > 1 && !args[1].empty() && args[1][0] != '-') {

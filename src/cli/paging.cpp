@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cli/commands.h"
 #include "cli/deploy_flags.h"
 #include "report/json.h"
@@ -58,6 +60,17 @@ void Run(const PagingOptions& o) {
     }
   }
   RequestMix mix = o.requests.empty() ? MixFromSpec(o.mix) : LoadRequestMix(o.requests);
+  if (shared_prefix > 0) {
+    // Every prompt starts with the prefix, so none is shorter than it.
+    uint64_t shortest = UINT64_MAX;
+    for (const Request& q : mix.requests) shortest = std::min(shortest, q.prompt_tokens);
+    if (shortest != UINT64_MAX && shared_prefix > shortest) {
+      Fail(
+          "--shared-prefix: {} tokens is longer than the shortest prompt ({} tokens); every "
+          "prompt starts with the shared prefix",
+          WithCommas(shared_prefix), WithCommas(shortest));
+    }
+  }
   ModelSpec m = LoadModel(o.model);
   HardwareSpec hw = LoadHardware(o.deploy.gpu);
   EngineConfig config = ToEngineConfig(o.deploy);

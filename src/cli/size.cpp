@@ -86,8 +86,8 @@ std::string ToText(const ModelSpec& m, const CacheDtype& dtype, const KvCost& co
   out += fmt::format("{}{} · {} · {} layers · {} query heads / {} KV heads · head_dim {}\n",
                      m.name, m.hf_repo.empty() ? "" : " (" + m.hf_repo + ")", m.AttentionKind(),
                      m.layers, m.query_heads, m.kv_heads, m.head_dim);
-  out += fmt::format("KV cache {} · context {} tokens · batch {}\n\n", dtype.name,
-                     FormatTokens(n), batch);
+  out += fmt::format("KV cache {} · context {} {} · batch {}\n\n", dtype.name, FormatTokens(n),
+                     n == 1 ? "token" : "tokens", batch);
   Table totals({"", "bytes", "binary", "decimal"});
   auto row = [&](const std::string& label, uint64_t bytes) {
     totals.AddRow({label, WithCommas(bytes), FormatGiB(bytes), FormatGB(bytes)});
@@ -151,6 +151,7 @@ std::string ToCsv(const ModelSpec& m, const KvCost& cost, uint64_t n, uint64_t b
 void Run(const SizeOptions& o) {
   ModelSpec m = LoadModel(o.model);
   const uint64_t n = o.context ? ParseTokens(*o.context, "--context") : m.max_context;
+  if (n == 0) Fail("--context: must be at least 1 token");
   uint64_t batch = ParseTokens(o.batch, "--batch");
   if (batch == 0) Fail("--batch: must be at least 1");
   const CacheDtype& dtype = ResolveCacheDtype(m, o.dtype);

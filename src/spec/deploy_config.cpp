@@ -258,6 +258,11 @@ void ReadRequirements(MapReader& r, DeployConfig& d) {
   Requirements& q = d.requirements;
   for (const char* k : {"min_concurrency", "min_tokens_in_cache", "min_headroom_percent",
                         "min_workload_concurrency", "latency"}) {
+    // `min_concurrency:` with no value would be no requirement at all: a
+    // gate that passes what it was asked to check.
+    if (r.Written(k) && !r.Has(k)) {
+      Fail("{}{}: no value (a requirement left empty would not be checked)", r.Pos(k).Prefix(), k);
+    }
     if (r.Has(k)) q.pos[k] = r.Pos(k);
   }
   q.min_concurrency = r.OptU64("min_concurrency");

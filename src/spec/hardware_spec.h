@@ -43,6 +43,10 @@ struct MeasuredProfile {
 /// number and memory x fraction an exact double-to-integer conversion.
 struct HardwareLimits {
   static constexpr uint64_t kMaxMemoryBytes = 1ull << 50;  // 1 PiB; largest published: 288 GB
+  // Any bandwidth (datasheet, interconnect, a measured ceiling or curve
+  // point): 1 PB/s; largest published: 8 TB/s. Keeps GB/s figures printable
+  // as whole numbers (1e20 printed as 2^63).
+  static constexpr double kMaxGbps = 1e6;
 };
 
 struct HardwareSpec {

@@ -749,7 +749,16 @@ Draft Build(const YAML::Node& root, const std::string& file, const std::string& 
     s.intermediate_size = ffn.value_or(4 * s.hidden_size);
     d.why["intermediate_size"] = ffn ? "ffn_hidden_size" : "no ffn_hidden_size: 4 * hidden_size";
   } else {
-    s.intermediate_size = c.U("intermediate_size").value_or(0);
+    // Without it the MLP (most of the weights) would count as nothing and
+    // the cache look that much bigger; the class defaults differ by family.
+    std::optional<uint64_t> inner = c.U("intermediate_size");
+    if (!inner) {
+      Fail(
+          "{}: {} config has no 'intermediate_size' (the MLP's width, which sizes most of the "
+          "weights; add the model class's default)",
+          c.File(), a.name);
+    }
+    s.intermediate_size = *inner;
   }
   std::optional<bool> tie = c.B("tie_word_embeddings");
   s.tie_embeddings = tie.value_or(a.default_tie);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 namespace kvplan {
@@ -234,6 +235,12 @@ void ValidateModel(ModelSpec& s) {
   if (total != s.layers) {
     Fail("{}layer_groups: the groups hold {} layers but layers is {}",
          s.PosOf("layer_groups").Prefix(), total, s.layers);
+  }
+  // A shared layer reads another layer's cache: some layer must keep one.
+  if (std::all_of(s.groups.begin(), s.groups.end(),
+                  [](const LayerGroup& g) { return g.kind == LayerKind::kShared; })) {
+    Fail("{}layer_groups: every layer is 'shared', so no layer keeps a cache for them to share",
+         s.PosOf("layer_groups").Prefix());
   }
   if (s.mla) {
     Positive(s, "mla", s.mla->kv_lora_rank);

@@ -301,6 +301,13 @@ bool MapReader::Has(std::string_view key) const {
   return false;
 }
 
+bool MapReader::Written(std::string_view key) const {
+  for (const auto& it : node_) {
+    if (it.first.Scalar() == key) return true;
+  }
+  return false;
+}
+
 SourcePos MapReader::Pos(std::string_view key) const {
   for (const auto& it : node_) {
     if (it.first.Scalar() == key) {

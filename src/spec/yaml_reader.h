@@ -48,7 +48,8 @@ class MapReader {
   /// `what` names the map in messages ("model spec", "layer_groups[2]").
   MapReader(const YAML::Node& node, std::string file, std::string what);
 
-  bool Has(std::string_view key) const;
+  bool Has(std::string_view key) const;       // present with a value (not null)
+  bool Written(std::string_view key) const;   // present, even as `key:` with no value
   SourcePos Pos(std::string_view key) const;  // the key's value position
   SourcePos Pos() const { return pos_; }      // the map's own position
   const YAML::Node& Node() const { return node_; }
