@@ -84,6 +84,32 @@ TEST_CASE("capacity and tradeoff: llama.cpp on a sliding-window model, one longe
   CHECK(t.out.find("\"max_context_tokens\": 18624") != std::string::npos);
 }
 
+TEST_CASE(
+    "capacity: max_concurrency in JSON and CSV at full precision, never above max_requests + 1") {
+  // 26,909 blocks / 6,728 per request = 3.99955...: rounded to two decimals
+  // it read 4 beside 3 whole requests.
+  auto j = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --max-model-len 107648 --format json");
+  REQUIRE(j.exit_code == 0);
+  CHECK(j.out.find("\"max_concurrency\": 3.999554102259215,") != std::string::npos);
+  CHECK(j.out.find("\"max_requests\": 3,") != std::string::npos);
+  auto c = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --max-model-len 107648 --format csv");
+  REQUIRE(c.exit_code == 0);
+  CHECK(c.out.find(",3.999554102259215,3,") != std::string::npos);
+  auto t = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --max-model-len 107648");
+  CHECK(t.out.find("4.00 (3 whole requests)") != std::string::npos);
+}
+
+TEST_CASE("capacity llama.cpp: the compute buffer's rows are n_ubatch, not -np") {
+  auto r =
+      RunKvplan("capacity llama-3.1-8b --gpu rtx-4090 --engine llama.cpp --ubatch-size 1024 -np 2");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("forward pass, 1,024 tokens") != std::string::npos);
+  CHECK(r.out.find("logits/sampler, 1,024 rows     525,336,576") !=
+        std::string::npos);  // 1024 x 128256 x 4
+  auto d = RunKvplan("capacity llama-3.1-8b --gpu rtx-4090 --engine llama.cpp");
+  CHECK(d.out.find("logits/sampler, 512 rows") != std::string::npos);
+}
+
 TEST_CASE("tradeoff text: the header names the weights' format beside the cache's") {
   auto r = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --weight-dtype fp8 --contexts 8K");
   REQUIRE(r.exit_code == 0);

@@ -675,8 +675,29 @@ TEST_CASE("lints: engine cache types, heads, GPUs, windows") {
   c.max_model_len = 2048;
   CHECK(codes(Run(LoadModel("mistral-7b-v0.1"), "h100-sxm", c)) == "W:window-over-context ");
   c = {};
+  // vLLM allocates an explicit budget whatever --gpu-memory-utilization says:
+  // beyond the GPU less the weights (64.69 GiB here) it cannot start; beyond
+  // that less the modelled reserve (58.93 GiB) it most likely cannot.
   c.kv_cache_memory_bytes = 100 * kGiB;
+  CHECK(codes(Run(LoadModel("llama-3.1-8b"), "h100-sxm", c)) == "E:budget-over-memory ");
+  c.kv_cache_memory_bytes = 65 * kGiB;
+  CHECK(codes(Run(LoadModel("llama-3.1-8b"), "h100-sxm", c)) == "E:budget-over-memory ");
+  c.kv_cache_memory_bytes = 60 * kGiB;
   CHECK(codes(Run(LoadModel("llama-3.1-8b"), "h100-sxm", c)) == "W:budget-over-memory ");
+  c.kv_cache_memory_bytes =
+      58 * kGiB;  // above the 0.92-utilization estimate, which vLLM ignores here
+  CHECK(codes(Run(LoadModel("llama-3.1-8b"), "h100-sxm", c)).empty());
+  // SGLang's --max-total-tokens beyond memory: SGLang keeps the smaller, and says so.
+  c = {};
+  c.engine = Engine::kSglang;
+  c.max_total_tokens = 100'000'000;
+  const CapacityResult sg = Run(LoadModel("llama-3.1-8b"), "h100-sxm", c);
+  CHECK(codes(sg) == "W:budget-over-memory ");
+  EngineConfig plain;
+  plain.engine = Engine::kSglang;
+  CHECK(sg.max_tokens == Run(LoadModel("llama-3.1-8b"), "h100-sxm", plain).max_tokens);
+  c.max_total_tokens = 100'000;
+  CHECK(Run(LoadModel("llama-3.1-8b"), "h100-sxm", c).max_tokens == 100'000);
   c = {};
   CapacityResult big = Run(LoadModel("llama-3.1-405b"), "h100-sxm", c);
   CHECK(codes(big) == "E:weights-fit ");

@@ -1,12 +1,14 @@
 // kvplan check: deploy-config errors (exact one-line messages with
 // file:line:col), exit codes, the four output formats, the vLLM args parser.
+#include "plan/check.h"
+
 #include <doctest/doctest.h>
 
 #include <cctype>
+#include <filesystem>
 #include <map>
 
 #include "cli_runner.h"
-#include "plan/check.h"
 #include "plan/latency.h"
 #include "plan/weights.h"
 #include "spec/catalog.h"
@@ -380,8 +382,9 @@ TEST_CASE("vLLM command lines: aliases, --flag=value, ignored flags") {
   CHECK(*d.args.kv_cache_dtype == "fp8");
   CHECK(*d.args.max_num_seqs == 64);
   REQUIRE(d.notes.size() == 1);
-  CHECK(d.notes[0] == "ignored (no effect on the KV cache): --port 8000, --api-key secret key, "
-                      "--disable-log-requests");
+  CHECK(d.notes[0] ==
+        "ignored (no effect on the KV cache): CUDA_VISIBLE_DEVICES=0,1, --port 8000, "
+        "--api-key secret key, --disable-log-requests");
   DeployConfig py = ParseVllmCommand(
       "python -m vllm.entrypoints.openai.api_server --model \"/models/my llama\" "
       "--pipeline-parallel-size 2 --no-enable-prefix-caching");
@@ -506,4 +509,69 @@ TEST_CASE("latency requirements use the latency model's figures") {
   CHECK(r.items[2].required == "<= 1000 ms at batch 8, context 8,192");
   StepEstimate p = EstimatePrefill(cost, h, 8192);
   CHECK(r.items[3].measured == fmt::format("{:.1f} ms", p.seconds * 1e3));
+}
+
+TEST_CASE("check: llama.cpp's cache is the n_ctx cells it allocates, not the free memory") {
+  // Two slots of 16K in 32K cells fill the cache: no headroom, whatever
+  // memory is left on an H100 (it once read 93.7 % spare, 128 of 2,042 blocks).
+  std::string dir = TempDir();
+  WriteFile(dir, "lc.yaml",
+            "name: two-slots\nmodel: llama-3.1-8b\nhardware:\n  gpu: h100-sxm\nengine:\n"
+            "  name: llama.cpp\n  args: {ctx_size: 32768, parallel: 2}\nrequirements:\n"
+            "  min_concurrency: 2\n  min_headroom_percent: 10\n");
+  auto r = RunKvplan("check '" + dir + "/lc.yaml'");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("128 KV blocks of 256 tokens (32,768 tokens") != std::string::npos);
+  CHECK(r.out.find("128 blocks / 64 blocks per 16,384-token request = 2.00x") != std::string::npos);
+  CHECK(r.out.find("FAIL  min_headroom_percent  measured 0.0% of the cache spare") !=
+        std::string::npos);
+  CHECK(r.out.find("2 requests of 16,384 tokens hold 128 of 128 blocks") != std::string::npos);
+}
+
+TEST_CASE("check: an empty folder is an invalid entry in every format, never an empty document") {
+  std::string dir = TempDir() + "/none";
+  std::filesystem::create_directories(dir);
+  auto j = RunKvplan("check '" + dir + "' --format junit");
+  CHECK(j.exit_code == 2);
+  CHECK(j.out.find("<testsuites name=\"kvplan check\" tests=\"1\" failures=\"0\" errors=\"1\">") !=
+        std::string::npos);
+  CHECK(j.out.find("no deployment configs (*.yaml, *.yml) in this folder") != std::string::npos);
+  auto js = RunKvplan("check '" + dir + "' --format json");
+  CHECK(js.exit_code == 2);
+  CHECK(js.out.find("no deployment configs") != std::string::npos);
+}
+
+TEST_CASE(
+    "check --vllm-args: VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lets max_model_len pass the model's") {
+  const std::string cmd =
+      "vllm serve Qwen/Qwen3-8B --max-model-len 65536\" --gpu h100-sxm "
+      "--require-concurrency 1";
+  auto refused = RunKvplan("check --vllm-args \"" + cmd);
+  CHECK(refused.exit_code == 1);
+  CHECK(refused.out.find("FAIL  startup") != std::string::npos);
+  for (const char* v : {"1", "true", "TRUE"}) {
+    CAPTURE(v);
+    auto allowed = RunKvplan(std::string("check --vllm-args \"VLLM_ALLOW_LONG_MAX_MODEL_LEN=") + v +
+                             " " + cmd);
+    CHECK(allowed.exit_code == 0);
+    CHECK(allowed.out.find("PASS: all 2 checks pass") != std::string::npos);
+    CHECK(allowed.out.find("vLLM takes it (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1), the model was not "
+                           "trained that long") != std::string::npos);
+  }
+  auto off = RunKvplan("check --vllm-args \"VLLM_ALLOW_LONG_MAX_MODEL_LEN=0 " + cmd);
+  CHECK(off.exit_code == 1);
+  // Other variables are named as ignored, not dropped silently.
+  auto other = RunKvplan("check --vllm-args \"HF_HOME=/x " + cmd);
+  CHECK(other.out.find("ignored (no effect on the KV cache): HF_HOME=/x") != std::string::npos);
+}
+
+TEST_CASE("check text: one request is singular") {
+  auto one = RunKvplan(
+      "check --vllm-args \"VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve meta-llama/Llama-3.1-8B "
+      "--max-model-len 300000\" --gpu h100-sxm --require-concurrency 1");
+  CHECK(one.out.find("measured 1 request of 300,000 tokens, required >= 1") != std::string::npos);
+  auto four = RunKvplan(
+      "check --vllm-args \"vllm serve meta-llama/Llama-3.1-8B --max-model-len 100000\" --gpu "
+      "h100-sxm --require-concurrency 1");
+  CHECK(four.out.find("measured 4 requests of 100,000 tokens") != std::string::npos);
 }

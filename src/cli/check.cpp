@@ -39,9 +39,12 @@ struct Outcome {
   std::string error;  // one line, "file:line:col: field: why" where known
 };
 
-std::vector<std::string> ExpandPaths(const std::vector<std::string>& args) {
+// The files the arguments name: each file as given, each folder's *.yaml
+// and *.yml files (sorted). A folder with none is an Outcome of its own, an
+// error, so that --format junit and json still print a whole document.
+std::vector<Outcome> ExpandPaths(const std::vector<std::string>& args) {
   namespace fs = std::filesystem;
-  std::vector<std::string> out;
+  std::vector<Outcome> out;
   for (const std::string& a : args) {
     std::error_code ec;
     if (fs::is_directory(a, ec)) {
@@ -51,10 +54,13 @@ std::vector<std::string> ExpandPaths(const std::vector<std::string>& args) {
         if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml")) found.push_back(e.path().string());
       }
       std::sort(found.begin(), found.end());
-      if (found.empty()) Fail("{}: no deployment configs (*.yaml, *.yml) in this folder", a);
-      out.insert(out.end(), found.begin(), found.end());
+      if (found.empty()) {
+        out.push_back(
+            {a, std::nullopt, a + ": no deployment configs (*.yaml, *.yml) in this folder"});
+      }
+      for (const std::string& f : found) out.push_back({f, std::nullopt, ""});
     } else {
-      out.push_back(a);
+      out.push_back({a, std::nullopt, ""});
     }
   }
   return out;
@@ -356,7 +362,7 @@ int Run(const CheckOptions& o) {
   if (!o.vllm_args.empty()) {
     all.push_back(CheckCommandLine(o));
   } else {
-    for (const std::string& f : ExpandPaths(o.files)) all.push_back(CheckFile(f));
+    for (Outcome& x : ExpandPaths(o.files)) all.push_back(x.error.empty() ? CheckFile(x.file) : x);
   }
   bool invalid = false, failed = false;
   for (const Outcome& x : all) {

@@ -392,7 +392,11 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
     budget = headroom > 0 ? static_cast<uint64_t>(headroom) : 0;
     if (c.engine == Engine::kTrtllm && c.max_gpu_total_bytes != 0) budget = std::min(budget, c.max_gpu_total_bytes);
     if (c.kv_cache_memory_bytes != 0) budget = c.kv_cache_memory_bytes;
-    if (c.max_total_tokens != 0) budget = CheckedMul(c.max_total_tokens, st.bytes_per_token, "KV budget");
+    // SGLang's --max-total-tokens: at most what memory allows
+    // (ModelRunner keeps the smaller of the two and warns).
+    if (c.max_total_tokens != 0) {
+      budget = std::min(budget, CheckedMul(c.max_total_tokens, st.bytes_per_token, "KV budget"));
+    }
     st.headroom_bytes = headroom;
     st.kv_budget_bytes = budget;
     st.num_blocks = st.block_bytes != 0 ? budget / st.block_bytes : 0;
@@ -410,17 +414,43 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   const StageCapacity& t = r.stages[r.tightest_stage];
   if (c.engine == Engine::kTrtllm) r.usable_bytes = trt_free[r.tightest_stage];
   if (r.explicit_budget) {
-    // The engine takes the given budget as is (SGLang: at most what memory
-    // allows); say so when the estimate has less room.
     const uint64_t room = t.headroom_bytes > 0 ? static_cast<uint64_t>(t.headroom_bytes) : 0;
-    if (t.kv_budget_bytes > room) {
-      AddLint(r, Severity::kWarning, "budget-over-memory",
-              c.engine == Engine::kSglang && c.max_total_tokens != 0
-                  ? fmt::format("--max-total-tokens {} is more than the {} tokens memory allows; SGLang "
-                                "would keep the smaller", c.max_total_tokens,
-                                t.bytes_per_token ? room / t.bytes_per_token : 0)
-                  : fmt::format("the given KV budget {} is more than the {} left after weights and the "
-                                "modelled reserve", FormatBoth(t.kv_budget_bytes), FormatBoth(room)));
+    if (c.max_total_tokens != 0) {
+      // SGLang keeps the smaller (above); say so when that was memory.
+      const uint64_t asked = CheckedMul(c.max_total_tokens, t.bytes_per_token, "KV budget");
+      if (asked > room) {
+        AddLint(
+            r, Severity::kWarning, "budget-over-memory",
+            fmt::format("--max-total-tokens {} is more than the {} tokens memory allows; SGLang "
+                        "keeps the smaller",
+                        c.max_total_tokens, t.bytes_per_token ? room / t.bytes_per_token : 0));
+      }
+    } else {
+      // vLLM allocates --kv-cache-memory-bytes as given, without profiling
+      // and whatever --gpu-memory-utilization says: beyond what the GPU has
+      // once the weights are in it, it cannot start; beyond that less the
+      // modelled reserve, it most likely cannot.
+      const int64_t physical = Headroom(r.total_memory_bytes, t.weights_bytes, 0);
+      const int64_t with_reserve =
+          c.engine == Engine::kVllm
+              ? t.headroom_bytes + static_cast<int64_t>(r.total_memory_bytes - r.usable_bytes)
+              : t.headroom_bytes;
+      const bool over_gpu = physical <= 0 || t.kv_budget_bytes > static_cast<uint64_t>(physical);
+      const bool over_reserve =
+          with_reserve <= 0 || t.kv_budget_bytes > static_cast<uint64_t>(with_reserve);
+      if (over_gpu || over_reserve) {
+        const uint64_t left = with_reserve > 0 ? static_cast<uint64_t>(with_reserve) : 0;
+        AddLint(r, over_gpu ? Severity::kError : Severity::kWarning, "budget-over-memory",
+                over_gpu
+                    ? fmt::format("the given KV budget {} does not fit: the GPU has {} left "
+                                  "after the {} of weights, so the engine fails to allocate it",
+                                  FormatBoth(t.kv_budget_bytes),
+                                  FormatBoth(physical > 0 ? static_cast<uint64_t>(physical) : 0),
+                                  FormatBoth(t.weights_bytes))
+                    : fmt::format("the given KV budget {} is more than the {} left after weights "
+                                  "and the modelled reserve",
+                                  FormatBoth(t.kv_budget_bytes), FormatBoth(left)));
+      }
     }
   }
   r.kv_budget_bytes = t.kv_budget_bytes;

@@ -73,6 +73,9 @@ struct EngineConfig {
   // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS where set (0.17.1 and later
   // read it); unset: on from 0.21.
   std::optional<bool> vllm_graph_profiling;
+  // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: a max_model_len beyond the model's
+  // max_context is a warning, not vLLM's startup error.
+  bool allow_long_max_model_len = false;
   bool enable_prefix_caching = false;  // recorded for the paging planner
 
   // llama.cpp (-c/--ctx-size is max_model_len * n_parallel when n_ctx is 0).

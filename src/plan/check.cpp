@@ -186,6 +186,7 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   c.engine = ParseEngine(d.engine);
   if (d.vllm_version) c.vllm_version = *d.vllm_version;
   c.vllm_graph_profiling = d.vllm_graph_profiling;
+  c.allow_long_max_model_len = d.vllm_allow_long_max_model_len;
   const EngineArgs& a = d.args;
   c.memory_fraction = a.memory_fraction.value_or(0);
   c.max_model_len = a.max_model_len.value_or(0);
@@ -297,13 +298,20 @@ CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployC
     r.items.push_back(Item("startup", false, "fails (" + lint.code + ")", "starts",
                            EngineReason(r, m, c, lint), pos));
   }
+  // The cache's blocks: what the memory holds, but llama.cpp allocates its
+  // n_ctx cells up front (padded to the block) and never more, whatever
+  // memory is left: that is its cache.
+  const uint64_t cache_blocks =
+      c.engine == Engine::kLlamaCpp && cap.cells != 0 && cap.block_size != 0
+          ? CeilDiv(cap.cells, cap.block_size)
+          : cap.num_blocks;
   if (startup_ok) {
-    r.items.insert(r.items.begin(),
-                   Item("startup", true, "starts", "starts",
-                        fmt::format("{} KV blocks of {} tokens ({} tokens, {} per GPU)",
-                                    Count(cap.num_blocks), cap.block_size, Count(cap.max_tokens),
-                                    FormatGiB(cap.kv_used_bytes)),
-                        d.engine_pos));
+    r.items.insert(
+        r.items.begin(),
+        Item("startup", true, "starts", "starts",
+             fmt::format("{} KV blocks of {} tokens ({} tokens, {} per GPU)", Count(cache_blocks),
+                         cap.block_size, Count(cap.max_tokens), FormatGiB(cap.kv_used_bytes)),
+             d.engine_pos));
   }
 
   const Requirements& q = d.requirements;
@@ -322,16 +330,16 @@ CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployC
       uint64_t by_seqs = CheckedMul(c.max_num_seqs, cap.replicas);
       uint64_t got = std::min(by_cache, by_seqs);
       std::string detail = fmt::format(
-          "{} blocks / {} blocks per {}-token request = {:.2f}x{}", Count(cap.num_blocks),
+          "{} blocks / {} blocks per {}-token request = {:.2f}x{}", Count(cache_blocks),
           Count(cap.blocks_per_request), Count(c.max_model_len), cap.max_concurrency,
           cap.replicas > 1 ? fmt::format(" per replica, x {} replicas", cap.replicas) : "");
       if (by_seqs < by_cache) {
         detail += fmt::format("; capped by {} {}", d.args.NameOf("max_num_seqs"), c.max_num_seqs);
       }
-      r.items.push_back(Item("min_concurrency", got >= want,
-                             fmt::format("{} requests of {} tokens", Count(got),
-                                         Count(c.max_model_len)),
-                             ">= " + Count(want), detail, at("min_concurrency")));
+      r.items.push_back(
+          Item("min_concurrency", got >= want,
+               fmt::format("{} of {} tokens", Plural(got, "request"), Count(c.max_model_len)),
+               ">= " + Count(want), detail, at("min_concurrency")));
     }
   }
   if (q.min_tokens_in_cache) {
@@ -355,20 +363,21 @@ CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployC
   }
   if (q.min_headroom_percent) {
     double want = *q.min_headroom_percent;
-    if (!startup_ok || cap.num_blocks == 0) {
+    if (!startup_ok || cache_blocks == 0) {
       r.items.push_back(Item("min_headroom_percent", false, "n/a", ">= " + Pct(want), dead,
                              at("min_headroom_percent")));
     } else {
       uint64_t per_replica = CeilDiv(*q.min_concurrency, cap.replicas);
       uint64_t need = CheckedMul(per_replica, cap.blocks_per_request);
-      double spare = 100.0 * (static_cast<double>(cap.num_blocks) - static_cast<double>(need)) /
-                     static_cast<double>(cap.num_blocks);
-      r.items.push_back(Item(
-          "min_headroom_percent", spare >= want, Pct(spare) + " of the cache spare",
-          ">= " + Pct(want),
-          fmt::format("{} requests of {} tokens hold {} of {} blocks", Count(per_replica),
-                      Count(c.max_model_len), Count(need), Count(cap.num_blocks)),
-          at("min_headroom_percent")));
+      double spare = 100.0 * (static_cast<double>(cache_blocks) - static_cast<double>(need)) /
+                     static_cast<double>(cache_blocks);
+      r.items.push_back(
+          Item("min_headroom_percent", spare >= want, Pct(spare) + " of the cache spare",
+               ">= " + Pct(want),
+               fmt::format("{} of {} tokens {} {} of {} blocks", Plural(per_replica, "request"),
+                           Count(c.max_model_len), per_replica == 1 ? "holds" : "hold", Count(need),
+                           Count(cache_blocks)),
+               at("min_headroom_percent")));
     }
   }
   if (d.workload) WorkloadItems(d, cap, startup_ok, r);

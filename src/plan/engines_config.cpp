@@ -191,9 +191,17 @@ std::vector<Lint> LintConfig(const ModelSpec& m, const HardwareSpec& gpu, const 
     }
   }
   if (c.max_model_len > m.max_context) {
-    AddLint(lints, c.engine == Engine::kLlamaCpp ? Severity::kWarning : Severity::kError, "max-model-len",
-            fmt::format("max_model_len {} is more than {}'s max_context {} (vLLM refuses this "
-                        "without VLLM_ALLOW_LONG_MAX_MODEL_LEN)", c.max_model_len, m.name, m.max_context));
+    const bool allowed =
+        c.engine == Engine::kLlamaCpp || (c.engine == Engine::kVllm && c.allow_long_max_model_len);
+    AddLint(
+        lints, allowed ? Severity::kWarning : Severity::kError, "max-model-len",
+        c.engine == Engine::kVllm && c.allow_long_max_model_len
+            ? fmt::format("max_model_len {} is more than {}'s max_context {}: vLLM takes it "
+                          "(VLLM_ALLOW_LONG_MAX_MODEL_LEN=1), the model was not trained that long",
+                          c.max_model_len, m.name, m.max_context)
+            : fmt::format("max_model_len {} is more than {}'s max_context {} (vLLM refuses this "
+                          "without VLLM_ALLOW_LONG_MAX_MODEL_LEN)",
+                          c.max_model_len, m.name, m.max_context));
   }
   if (c.engine == Engine::kLlamaCpp && c.n_ctx < c.n_parallel) {
     // llama.cpp itself stops with "n_ctx_seq == 0" (llama-context.cpp).

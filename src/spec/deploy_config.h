@@ -90,6 +90,9 @@ struct DeployConfig {
   // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0|1 before a vLLM command line;
   // unset: the version's default.
   std::optional<bool> vllm_graph_profiling;
+  // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 before a vLLM command line: vLLM then
+  // takes a max_model_len beyond the model's max_position_embeddings.
+  bool vllm_allow_long_max_model_len = false;
   EngineArgs args;
   std::optional<Workload> workload;
   Requirements requirements;

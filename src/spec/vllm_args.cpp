@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <map>
 
@@ -126,14 +128,30 @@ DeployConfig ParseVllmCommand(std::string_view line) {
   // Skip the launcher: env assignments, `vllm serve`, `python -m module`.
   // One assignment changes the budget: whether vLLM subtracts its CUDA-graph
   // estimate (envs.py reads it as bool(int(value))).
+  // Another lets max_model_len pass the model's own limit (envs.py: "1" or
+  // "true", any case). The rest are named in the notes as ignored.
   constexpr std::string_view kGraphEnv = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=";
+  constexpr std::string_view kLongEnv = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=";
+  std::vector<std::string> ignored;
   for (; i < w.size() && w[i].find('=') != std::string::npos && w[i][0] != '-'; ++i) {
-    if (!w[i].starts_with(kGraphEnv)) continue;
-    const std::string v = w[i].substr(kGraphEnv.size());
-    if (v != "0" && v != "1") {
-      Fail("{}: expected 0 or 1, got '{}'", kGraphEnv.substr(0, kGraphEnv.size() - 1), v);
+    if (w[i].starts_with(kGraphEnv)) {
+      const std::string v = w[i].substr(kGraphEnv.size());
+      if (v != "0" && v != "1") {
+        Fail("{}: expected 0 or 1, got '{}'", kGraphEnv.substr(0, kGraphEnv.size() - 1), v);
+      }
+      d.vllm_graph_profiling = v == "1";
+    } else if (w[i].starts_with(kLongEnv)) {
+      std::string v = w[i].substr(kLongEnv.size());
+      std::transform(v.begin(), v.end(), v.begin(),
+                     [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      if (v != "0" && v != "1" && v != "true" && v != "false") {
+        Fail("{}: expected 1/true or 0/false, got '{}'", kLongEnv.substr(0, kLongEnv.size() - 1),
+             w[i].substr(kLongEnv.size()));
+      }
+      d.vllm_allow_long_max_model_len = v == "1" || v == "true";
+    } else {
+      ignored.push_back(w[i]);
     }
-    d.vllm_graph_profiling = v == "1";
   }
   if (i < w.size() && (w[i] == "vllm" || w[i].ends_with("/vllm"))) {
     ++i;
@@ -144,7 +162,6 @@ DeployConfig ParseVllmCommand(std::string_view line) {
   }
   std::vector<std::string> known;
   for (const Flag& f : Flags()) known.emplace_back(f.name);
-  std::vector<std::string> ignored;
   std::string model_flag;  // --model; d.model holds the positional one
   auto set_text = [&](const Flag& f, const std::string& v) {
     if (std::string(f.field).empty()) {
