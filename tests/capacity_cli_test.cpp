@@ -110,6 +110,45 @@ TEST_CASE("capacity llama.cpp: the compute buffer's rows are n_ubatch, not -np")
   CHECK(d.out.find("logits/sampler, 512 rows") != std::string::npos);
 }
 
+TEST_CASE("compare, tradeoff and paging take --nodes and --gpus-per-node as capacity does") {
+  // tp x pp = 16 needs two 8-GPU machines; one says why.
+  auto one = RunKvplan("tradeoff llama-3.1-405b --gpu h100-sxm -tp 8 -pp 2 --contexts 8K");
+  CHECK(one.exit_code == 2);
+  CHECK(one.err.find("needs 16 GPUs") != std::string::npos);
+  auto cap =
+      RunKvplan("capacity llama-3.1-405b --gpu h100-sxm -tp 8 -pp 2 --nodes 2 --format json");
+  REQUIRE(cap.exit_code == 0);
+  CHECK(cap.out.find("\"max_tokens\": 668288") != std::string::npos);
+  auto t = RunKvplan("tradeoff llama-3.1-405b --gpu h100-sxm -tp 8 -pp 2 --nodes 2 --contexts 8K");
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("(668,288 tokens)") != std::string::npos);
+  auto c = RunKvplan("compare deepseek-v3 --gpu h200 --vary tp=8,16 --nodes 2");
+  REQUIRE(c.exit_code == 0);
+  CHECK(c.out.find("16 x 1") != std::string::npos);
+  auto g = RunKvplan(
+      "tradeoff llama-3.1-405b --gpu h100-sxm -tp 8 -pp 2 --gpus-per-node 16 --contexts 8K");
+  CHECK(g.exit_code == 0);
+  auto p = RunKvplan(
+      "paging llama-3.1-405b --gpu h100-sxm -tp 8 -pp 2 --nodes 2 --mix "
+      "uniform:prompt=100..2000,output=50..500 --format json");
+  CHECK(p.exit_code == 0);
+}
+
+TEST_CASE("tradeoff text: llama.cpp's allocated cells, and which limit caps the context") {
+  auto l = RunKvplan(
+      "tradeoff gemma-3-27b --gpu rtx-4090 --engine llama.cpp --kv-cache-dtype q8_0 "
+      "--weight-dtype int4");
+  REQUIRE(l.exit_code == 0);
+  CHECK(l.out.find("room for 121 blocks of 256 cells; llama.cpp allocates 4,096 cells (-c); max "
+                   "context 4,096 (4K)") != std::string::npos);
+  CHECK(l.out.find("4,096 (4K) (max-model-len)") != std::string::npos);
+  CHECK(l.out.find("(model limit)") == std::string::npos);
+  auto v = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --batches 1");
+  CHECK(v.out.find("131,072 (128K) (model limit)") != std::string::npos);
+  auto given = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --max-model-len 8K --batches 1");
+  CHECK(given.out.find("8,192 (8K) (max-model-len)") != std::string::npos);
+}
+
 TEST_CASE("tradeoff text: the header names the weights' format beside the cache's") {
   auto r = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --weight-dtype fp8 --contexts 8K");
   REQUIRE(r.exit_code == 0);

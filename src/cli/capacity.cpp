@@ -25,7 +25,7 @@ struct CapacityOptions {
   std::string ctx_size, ubatch;
   std::optional<uint64_t> n_parallel;
   bool swa_full = false;
-  uint64_t dp = 1, nodes = 1, gpus_per_node = 0;
+  uint64_t dp = 1;
   std::string max_gpu_total_bytes;
   std::optional<uint64_t> cuda_graph_max_bs;
   bool enable_prefix_caching = false;
@@ -61,8 +61,6 @@ EngineConfig ToConfig(const CapacityOptions& o) {
   if (!o.ubatch.empty() && c.n_ubatch == 0) Fail("--ubatch-size: must be at least 1");
   c.swa_full = o.swa_full;
   c.dp = o.dp;
-  c.nodes = o.nodes;
-  c.gpus_per_node = o.gpus_per_node;
   if (!o.max_gpu_total_bytes.empty()) {
     c.max_gpu_total_bytes = ParseBytes(o.max_gpu_total_bytes, "--max-gpu-total-bytes");
   }
@@ -398,11 +396,8 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
   sub->add_option("--ubatch-size", o->ubatch, "llama.cpp: physical batch n_ubatch (default 512)");
   sub->add_flag("--swa-full", o->swa_full, "llama.cpp: full-size cache for sliding-window layers");
   sub->add_option("--dp,--data-parallel-size", o->dp, "Data-parallel replicas (also -dp)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))->capture_default_str();
-  sub->add_option("--nodes", o->nodes, "Machines")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))
       ->capture_default_str();
-  sub->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per machine (default 8)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
   sub->add_option("--max-gpu-total-bytes", o->max_gpu_total_bytes, "TensorRT-LLM: cap on the KV pool");
   sub->add_option("--cuda-graph-max-bs", o->cuda_graph_max_bs, "Largest CUDA-graph batch (engine default)");
   sub->add_flag("--enable-prefix-caching", o->enable_prefix_caching, "Recorded for the paging planner");

@@ -47,6 +47,11 @@ void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
   sub->add_option("--pp,--pipeline-parallel-size", f.pp, "Pipeline stages (also -pp)")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
+  sub->add_option("--nodes", f.nodes, "Machines (tp x pp may span them)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))
+      ->capture_default_str();
+  sub->add_option("--gpus-per-node", f.gpus_per_node, "GPUs per machine (default 8)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
   sub->add_option("--weight-dtype", f.weight_dtype,
                   "Override the weights: fp16, bf16, fp8, int8, int4, nvfp4, mxfp4 (default: as "
                   "published, e.g. DeepSeek-V3 fp8 in 128x128 blocks)");
@@ -112,6 +117,8 @@ EngineConfig ToEngineConfig(const DeployFlags& f) {
   if (!c.weight_dtype.empty()) FindWeightFormat(c.weight_dtype, c.quant_group_size);
   c.tp = f.tp;
   c.pp = f.pp;
+  c.nodes = f.nodes;
+  c.gpus_per_node = f.gpus_per_node;
   if (!f.kv_cache_memory_bytes.empty()) {
     c.kv_cache_memory_bytes = ParseBytes(f.kv_cache_memory_bytes, "--kv-cache-memory-bytes");
     if (c.kv_cache_memory_bytes == 0) Fail("--kv-cache-memory-bytes: must be more than 0");

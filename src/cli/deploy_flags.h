@@ -26,6 +26,8 @@ struct DeployFlags {
   std::string kv_cache_dtype = "auto";
   uint64_t tp = 1;
   uint64_t pp = 1;
+  uint64_t nodes = 1;          // machines: tp x pp (x dp) may span them
+  uint64_t gpus_per_node = 0;  // 0: 8
   std::string weight_dtype;
   uint64_t quant_group_size = 128;                 // int4 scale group
   std::string kv_cache_memory_bytes;

@@ -67,12 +67,21 @@ Chart MakeChart(const ModelSpec& m, const HardwareSpec& hw, const CapacityResult
 }
 
 std::string Header(const ModelSpec& m, const HardwareSpec& hw, const CapacityResult& cap) {
-  return fmt::format(
-      "{} on {} · {} · tp {} · pp {} · weights {} · KV cache {}\n"
-      "KV budget {} per GPU = {} blocks of {} tokens ({} tokens); max context {}\n",
-      m.name, hw.name, EngineLabel(cap.config), cap.config.tp, cap.config.pp, cap.weight_format,
-      cap.kv_cache_dtype, FormatBoth(cap.kv_budget_bytes), WithCommas(cap.num_blocks),
-      cap.block_size, WithCommas(cap.max_tokens), FormatTokens(cap.max_model_len));
+  std::string out = fmt::format("{} on {} · {} · tp {} · pp {} · weights {} · KV cache {}\n",
+                                m.name, hw.name, EngineLabel(cap.config), cap.config.tp,
+                                cap.config.pp, cap.weight_format, cap.kv_cache_dtype);
+  if (cap.config.engine == Engine::kLlamaCpp) {
+    // llama.cpp allocates the n_ctx cells it is given, whatever else fits.
+    return out + fmt::format(
+                     "KV budget {} per GPU: room for {} blocks of {} cells; llama.cpp allocates {} "
+                     "cells (-c); max context {}\n",
+                     FormatBoth(cap.kv_budget_bytes), WithCommas(cap.num_blocks), cap.block_size,
+                     WithCommas(cap.cells), FormatTokens(cap.max_model_len));
+  }
+  return out +
+         fmt::format("KV budget {} per GPU = {} blocks of {} tokens ({} tokens); max context {}\n",
+                     FormatBoth(cap.kv_budget_bytes), WithCommas(cap.num_blocks), cap.block_size,
+                     WithCommas(cap.max_tokens), FormatTokens(cap.max_model_len));
 }
 
 void Run(const TradeoffOptions& o) {
@@ -158,11 +167,14 @@ void Run(const TradeoffOptions& o) {
         bc.AddRow({FormatTokens(p.context), WithCommas(p.blocks_per_request), Count(p.max_batch)});
       }
       Table bb({"batch", "max context"});
+      // The cap is max-model-len: the model's own limit unless one was given
+      // (llama.cpp: its n_ctx, 4,096 by default, split over the sequences).
+      const std::string limit =
+          cap.max_model_len == m.max_context ? " (model limit)" : " (max-model-len)";
       for (const BatchPoint& p : t.by_batch) {
         bb.AddRow({WithCommas(p.batch),
-                   p.max_context == 0
-                       ? "does not fit"
-                       : FormatTokens(p.max_context) + (p.at_limit ? " (model limit)" : "")});
+                   p.max_context == 0 ? "does not fit"
+                                      : FormatTokens(p.max_context) + (p.at_limit ? limit : "")});
       }
       out += "Max batch for each context length:\n" + bc.Text() + "\n";
       out += "Max context for each batch size:\n" + bb.Text();
