@@ -86,6 +86,18 @@ TEST_CASE("deploy config errors are one line naming file:line:col and the field"
         "measured at)");
   CHECK(ErrorOf(std::string(kGood) + "workload:\n  requests:\n    - tokens: 1K\n      share: 0.5\n") ==
         "d.yaml:13:5: requests: shares add up to 0.5, not 1");
+  // Thirds to three decimals are a whole: taken as fractions of their sum.
+  const DeployConfig thirds =
+      ParseDeployConfig(std::string(kGood) +
+                            "workload:\n  requests:\n    - {tokens: 1K, share: 0.333}\n"
+                            "    - {tokens: 2K, share: 0.333}\n    - {tokens: 4K, share: 0.333}\n",
+                        "d.yaml");
+  REQUIRE(thirds.workload);
+  CHECK(thirds.workload->requests[0].share == doctest::Approx(1.0 / 3));
+  CHECK(ErrorOf(std::string(kGood) +
+                "workload:\n  requests:\n    - {tokens: 1K, share: 0.33}\n"
+                "    - {tokens: 2K, share: 0.33}\n    - {tokens: 4K, share: 0.33}\n") ==
+        "d.yaml:13:5: requests: shares add up to 0.99, not 1");
   CHECK(ErrorOf("- a\n- b\n") == "d.yaml:1:1: deployment config: expected a map of fields");
 }
 
@@ -574,4 +586,20 @@ TEST_CASE("check text: one request is singular") {
       "check --vllm-args \"vllm serve meta-llama/Llama-3.1-8B --max-model-len 100000\" --gpu "
       "h100-sxm --require-concurrency 1");
   CHECK(four.out.find("measured 4 requests of 100,000 tokens") != std::string::npos);
+}
+
+TEST_CASE("check FOLDER: hidden folders are not entered, and a file named twice is checked once") {
+  std::string dir = TempDir() + "/repo";
+  std::filesystem::create_directories(dir + "/.github/workflows");
+  std::filesystem::create_directories(dir + "/deploy");
+  WriteFile(dir + "/.github/workflows", "ci.yml", "on: push\njobs: {}\n");
+  WriteFile(dir + "/deploy", "good.yaml", kGood);
+  auto r = RunKvplan("check '" + dir + "' '" + dir + "/deploy/good.yaml' --format json");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("ci.yml") == std::string::npos);
+  size_t n = 0;
+  for (size_t at = r.out.find("good.yaml"); at != std::string::npos;
+       at = r.out.find("good.yaml", at + 1))
+    ++n;
+  CHECK(n == 1);
 }

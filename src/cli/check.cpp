@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include "cli/commands.h"
 #include "report/json.h"
@@ -49,7 +50,16 @@ std::vector<Outcome> ExpandPaths(const std::vector<std::string>& args) {
     std::error_code ec;
     if (fs::is_directory(a, ec)) {
       std::vector<std::string> found;
-      for (const auto& e : fs::recursive_directory_iterator(a, ec)) {
+      // Hidden folders (.github/workflows, .git) hold YAML that is no
+      // deployment config: not entered.
+      for (auto it = fs::recursive_directory_iterator(a, ec);
+           it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        const fs::directory_entry& e = *it;
+        const std::string name = e.path().filename().string();
+        if (e.is_directory() && name.size() > 1 && name[0] == '.') {
+          it.disable_recursion_pending();
+          continue;
+        }
         std::string ext = e.path().extension().string();
         if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml")) found.push_back(e.path().string());
       }
@@ -63,7 +73,15 @@ std::vector<Outcome> ExpandPaths(const std::vector<std::string>& args) {
       out.push_back({a, std::nullopt, ""});
     }
   }
-  return out;
+  // A file named twice (itself and in its folder) is checked once.
+  std::vector<Outcome> unique;
+  std::set<std::string> seen;
+  for (Outcome& x : out) {
+    std::error_code ec;
+    const fs::path canon = fs::weakly_canonical(x.file, ec);
+    if (seen.insert(ec ? x.file : canon.string()).second) unique.push_back(std::move(x));
+  }
+  return unique;
 }
 
 // Loads the model and GPU a config names; their errors point at the config's line.

@@ -43,17 +43,19 @@ const std::vector<std::string>& VaryKeys() {
 
 // Applies one --vary value to a copy of the flags.
 DeployFlags WithValue(DeployFlags f, const std::string& key, const std::string& v) {
-  auto u64 = [&](const char* flag) {
+  // The same range as the flag itself (--tp, --pp: 1-65536; --block-size: 1-1048576).
+  auto u64 = [&](const char* flag, uint64_t max) {
     uint64_t n = ParseTokens(v, flag);
     if (n == 0) Fail("--vary {}: values must be at least 1", key);
+    if (n > max) Fail("--vary {}: {} is more than {}", key, n, max);
     return n;
   };
   if (key == "kv-cache-dtype")
     f.kv_cache_dtype = v;
   else if (key == "tp")
-    f.tp = u64("--vary tp");
+    f.tp = u64("--vary tp", uint64_t{1} << 16);
   else if (key == "pp")
-    f.pp = u64("--vary pp");
+    f.pp = u64("--vary pp", uint64_t{1} << 16);
   else if (key == "gpu")
     f.gpu = v;
   else if (key == "engine") {
@@ -70,7 +72,7 @@ DeployFlags WithValue(DeployFlags f, const std::string& key, const std::string& 
   else if (key == "max-model-len")
     f.max_model_len = v;
   else if (key == "block-size")
-    f.block_size = u64("--vary block-size");
+    f.block_size = u64("--vary block-size", uint64_t{1} << 20);
   else if (key == "kv-cache-memory-bytes")
     f.kv_cache_memory_bytes = v;
   else if (key == "gpu-memory-utilization") {

@@ -232,9 +232,12 @@ void ReadWorkload(MapReader& w, DeployConfig& d) {
     total += rc.share;
     wl.requests.push_back(rc);
   }
-  if (std::fabs(total - 1.0) > 1e-6) {
+  // Thirds written as 0.333 add up to 0.999: shares within a thousandth of
+  // 1 are taken, as fractions of their sum.
+  if (std::fabs(total - 1.0) > 1.001e-3) {
     Fail("{}requests: shares add up to {:g}, not 1", list_pos.Prefix(), total);
   }
+  for (RequestClass& rc : wl.requests) rc.share /= total;
   if (w.Has("shared_prefix")) {
     wl.shared_prefix_tokens = Tokens(w, "shared_prefix", true);
     // Every request starts with the prefix and adds tokens of its own (at
