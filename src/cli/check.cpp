@@ -411,7 +411,8 @@ void SetupCheckCommand(CLI::App& app, int& exit_code) {
                   "Check a vLLM command line instead: \"vllm serve MODEL --max-model-len N ...\"");
   sub->add_option("--gpu", o->gpu, "With --vllm-args: the GPU (catalog name or profile YAML)");
   sub->add_option("--gpu-count", o->gpu_count,
-                  "With --vllm-args: GPUs on the machine (default: tp x pp x dp)");
+                  "With --vllm-args: GPUs on the machine (default: tp x pp x dp)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
   sub->add_option("--vllm-version", o->vllm_version,
                   "With --vllm-args: the vLLM release (default: latest; before 0.21 CUDA graphs "
                   "are not subtracted and the default utilization is 0.9)");

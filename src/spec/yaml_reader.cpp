@@ -259,8 +259,10 @@ YAML::Node ParseYaml(const std::string& text, const std::string& file) {
     DocumentStart first;
     if (parser.HandleNextDocument(first)) parser.HandleNextDocument(second);
   } catch (const YAML::Exception& e) {
-    if (e.mark.is_null()) Fail("{}: malformed YAML: {}", file, e.msg);
-    Fail("{}:{}:{}: malformed YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg);
+    // JSON (an HF config.json) is read as YAML, of which it is a subset.
+    const char* what = file.ends_with(".json") ? "malformed JSON" : "malformed YAML";
+    if (e.mark.is_null()) Fail("{}: {}: {}", file, what, e.msg);
+    Fail("{}:{}:{}: {}: {}", file, e.mark.line + 1, e.mark.column + 1, what, e.msg);
   }
   if (IsAbsent(root)) Fail("{}: empty document", file);
   if (second.seen) {
