@@ -141,7 +141,7 @@ TEST_CASE("tradeoff text: llama.cpp's allocated cells, and which limit caps the 
   REQUIRE(l.exit_code == 0);
   CHECK(l.out.find("room for 121 blocks of 256 cells; llama.cpp allocates 4,096 cells (-c); max "
                    "context 4,096 (4K)") != std::string::npos);
-  CHECK(l.out.find("4,096 (4K) (max-model-len)") != std::string::npos);
+  CHECK(l.out.find("4,096 (4K) (-c / -np)") != std::string::npos);
   CHECK(l.out.find("(model limit)") == std::string::npos);
   auto v = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --batches 1");
   CHECK(v.out.find("131,072 (128K) (model limit)") != std::string::npos);

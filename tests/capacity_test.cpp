@@ -698,6 +698,29 @@ TEST_CASE("lints: engine cache types, heads, GPUs, windows") {
   CHECK(sg.max_tokens == Run(LoadModel("llama-3.1-8b"), "h100-sxm", plain).max_tokens);
   c.max_total_tokens = 100'000;
   CHECK(Run(LoadModel("llama-3.1-8b"), "h100-sxm", c).max_tokens == 100'000);
+  // ... but weights that do not fit still stop it (a token count is no budget).
+  CHECK(codes(Run(LoadModel("llama-3.1-70b"), "rtx-4090", c)).find("E:weights-fit") !=
+        std::string::npos);
+  // Every pipeline stage allocates the budget: the heavier stage decides
+  // (DeepSeek-V3 tp 8 pp 2 on H200: 107.50 GB left beside stage 1's weights).
+  c = {};
+  c.tp = 8;
+  c.pp = 2;
+  c.nodes = 2;
+  c.kv_cache_memory_bytes = 109'000'000'000;
+  const CapacityResult ds = Run(LoadModel("deepseek-v3"), "h200", c);
+  CHECK(codes(ds) == "W:mla-replicated E:budget-over-memory ");
+  CHECK(ds.lints[1].message.find("107.50 GB") != std::string::npos);
+  // llama.cpp sizes its cache by -c: a budget over memory is a warning there.
+  c = {};
+  c.engine = Engine::kLlamaCpp;
+  c.kv_cache_memory_bytes = 75 * kGiB;
+  CHECK(codes(Run(LoadModel("llama-3.1-8b"), "h100-sxm", c)) == "W:budget-over-memory ");
+  // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: the largest length is searched past the model's limit.
+  c = {};
+  c.max_model_len = 500'000;
+  c.allow_long_max_model_len = true;
+  CHECK(Run(LoadModel("llama-3.1-8b"), "h100-sxm", c).largest_max_model_len == 430'544);
   c = {};
   CapacityResult big = Run(LoadModel("llama-3.1-405b"), "h100-sxm", c);
   CHECK(codes(big) == "E:weights-fit ");

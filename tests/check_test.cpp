@@ -530,8 +530,10 @@ TEST_CASE("check: llama.cpp's cache is the n_ctx cells it allocates, not the fre
   WriteFile(dir, "lc.yaml",
             "name: two-slots\nmodel: llama-3.1-8b\nhardware:\n  gpu: h100-sxm\nengine:\n"
             "  name: llama.cpp\n  args: {ctx_size: 32768, parallel: 2}\nrequirements:\n"
-            "  min_concurrency: 2\n  min_headroom_percent: 10\n");
+            "  min_concurrency: 2\n  min_headroom_percent: 10\n  min_tokens_in_cache: 1K\n");
   auto r = RunKvplan("check '" + dir + "/lc.yaml'");
+  CHECK(r.out.find("measured 32,768 tokens, required >= 1,024") != std::string::npos);
+  CHECK(r.out.find("128 blocks x 256 tokens") != std::string::npos);
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("128 KV blocks of 256 tokens (32,768 tokens") != std::string::npos);
   CHECK(r.out.find("128 blocks / 64 blocks per 16,384-token request = 2.00x") != std::string::npos);

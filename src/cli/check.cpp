@@ -63,6 +63,13 @@ std::vector<Outcome> ExpandPaths(const std::vector<std::string>& args) {
         std::string ext = e.path().extension().string();
         if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml")) found.push_back(e.path().string());
       }
+      // A folder that cannot be read (or whose walk broke off) is an error:
+      // the configs in it would otherwise go unchecked and the gate pass.
+      if (ec) {
+        out.push_back(
+            {a, std::nullopt, fmt::format("{}: cannot read the folder: {}", a, ec.message())});
+        continue;
+      }
       std::sort(found.begin(), found.end());
       if (found.empty()) {
         out.push_back(

@@ -169,8 +169,9 @@ void Run(const TradeoffOptions& o) {
       Table bb({"batch", "max context"});
       // The cap is max-model-len: the model's own limit unless one was given
       // (llama.cpp: its n_ctx, 4,096 by default, split over the sequences).
-      const std::string limit =
-          cap.max_model_len == m.max_context ? " (model limit)" : " (max-model-len)";
+      const std::string limit = cap.config.engine == Engine::kLlamaCpp ? " (-c / -np)"
+                                : cap.max_model_len == m.max_context   ? " (model limit)"
+                                                                       : " (max-model-len)";
       for (const BatchPoint& p : t.by_batch) {
         bb.AddRow({WithCommas(p.batch),
                    p.max_context == 0 ? "does not fit"

@@ -430,12 +430,26 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
       // and whatever --gpu-memory-utilization says: beyond what the GPU has
       // once the weights are in it, it cannot start; beyond that less the
       // modelled reserve, it most likely cannot.
-      const int64_t physical = Headroom(r.total_memory_bytes, t.weights_bytes, 0);
-      const int64_t with_reserve =
-          c.engine == Engine::kVllm
-              ? t.headroom_bytes + static_cast<int64_t>(r.total_memory_bytes - r.usable_bytes)
-              : t.headroom_bytes;
-      const bool over_gpu = physical <= 0 || t.kv_budget_bytes > static_cast<uint64_t>(physical);
+      // Every pipeline stage allocates the same budget: the stage with the
+      // least room decides (not the tightest in blocks, the one with the most
+      // layers). Other engines (llama.cpp sizes its cache by -c) keep the
+      // warning.
+      const StageCapacity* heaviest = &t;
+      int64_t physical = INT64_MAX, with_reserve = INT64_MAX;
+      for (const StageCapacity& st : r.stages) {
+        const int64_t ph = Headroom(r.total_memory_bytes, st.weights_bytes, 0);
+        const int64_t wr =
+            c.engine == Engine::kVllm
+                ? st.headroom_bytes + static_cast<int64_t>(r.total_memory_bytes - r.usable_bytes)
+                : st.headroom_bytes;
+        if (ph < physical) {
+          physical = ph;
+          heaviest = &st;
+        }
+        with_reserve = std::min(with_reserve, wr);
+      }
+      const bool over_gpu = c.engine == Engine::kVllm &&
+                            (physical <= 0 || t.kv_budget_bytes > static_cast<uint64_t>(physical));
       const bool over_reserve =
           with_reserve <= 0 || t.kv_budget_bytes > static_cast<uint64_t>(with_reserve);
       if (over_gpu || over_reserve) {
@@ -446,7 +460,7 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
                                   "after the {} of weights, so the engine fails to allocate it",
                                   FormatBoth(t.kv_budget_bytes),
                                   FormatBoth(physical > 0 ? static_cast<uint64_t>(physical) : 0),
-                                  FormatBoth(t.weights_bytes))
+                                  FormatBoth(heaviest->weights_bytes))
                     : fmt::format("the given KV budget {} is more than the {} left after weights "
                                   "and the modelled reserve",
                                   FormatBoth(t.kv_budget_bytes), FormatBoth(left)));
@@ -459,7 +473,9 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
   r.group_size = t.group_size;
   r.num_blocks = min_blocks;
 
-  if (!r.explicit_budget && t.headroom_bytes <= 0) {
+  // An explicit vLLM budget skips the estimate; SGLang's token count is
+  // capped by memory (above), so weights that do not fit still stop it.
+  if (c.kv_cache_memory_bytes == 0 && t.headroom_bytes <= 0) {
     const bool weights_alone =
         t.weights_bytes > (c.engine == Engine::kTrtllm ? r.total_memory_bytes : r.usable_bytes);
     AddLint(r, Severity::kError, weights_alone ? "weights-fit" : "no-kv-memory",
@@ -541,7 +557,9 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
       r.v_bytes = CheckedAdd(r.v_bytes, CheckedMul(g.per_token_bytes - kb, r.max_tokens + c.block_size));
     }
     // vLLM's estimate: the longest request whose blocks fit in the cache.
-    uint64_t lo = 0, hi = m.max_context;
+    // (With VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 past the model's own limit.)
+    uint64_t lo = 0, hi = c.allow_long_max_model_len ? std::max(m.max_context, c.max_model_len)
+                                                     : m.max_context;
     while (lo < hi) {
       uint64_t mid = hi - (hi - lo) / 2;
       if (r.BlocksForRequest(mid) <= r.num_blocks) lo = mid; else hi = mid - 1;

@@ -356,7 +356,7 @@ CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployC
       r.items.push_back(Item(
           "min_tokens_in_cache", cap.cluster_max_tokens >= want,
           Count(cap.cluster_max_tokens) + " tokens", ">= " + Count(want),
-          fmt::format("{} blocks{} x {} tokens{}", Count(cap.num_blocks), per_group, cap.block_size,
+          fmt::format("{} blocks{} x {} tokens{}", Count(cache_blocks), per_group, cap.block_size,
                       cap.replicas > 1 ? fmt::format(" x {} replicas", cap.replicas) : ""),
           at("min_tokens_in_cache")));
     }
