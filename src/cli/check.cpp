@@ -46,6 +46,13 @@ struct Outcome {
 std::vector<Outcome> ExpandPaths(const std::vector<std::string>& args) {
   namespace fs = std::filesystem;
   std::vector<Outcome> out;
+  // A file named twice (itself and in its folder) is checked once.
+  std::set<std::string> seen;
+  const auto add = [&](Outcome x) {
+    std::error_code ec;
+    const fs::path canon = fs::weakly_canonical(x.file, ec);
+    if (seen.insert(ec ? x.file : canon.string()).second) out.push_back(std::move(x));
+  };
   for (const std::string& a : args) {
     std::error_code ec;
     if (fs::is_directory(a, ec)) {
@@ -66,29 +73,19 @@ std::vector<Outcome> ExpandPaths(const std::vector<std::string>& args) {
       // A folder that cannot be read (or whose walk broke off) is an error:
       // the configs in it would otherwise go unchecked and the gate pass.
       if (ec) {
-        out.push_back(
-            {a, std::nullopt, fmt::format("{}: cannot read the folder: {}", a, ec.message())});
+        add({a, std::nullopt, fmt::format("{}: cannot read the folder: {}", a, ec.message())});
         continue;
       }
       std::sort(found.begin(), found.end());
       if (found.empty()) {
-        out.push_back(
-            {a, std::nullopt, a + ": no deployment configs (*.yaml, *.yml) in this folder"});
+        add({a, std::nullopt, a + ": no deployment configs (*.yaml, *.yml) in this folder"});
       }
-      for (const std::string& f : found) out.push_back({f, std::nullopt, ""});
+      for (const std::string& f : found) add({f, std::nullopt, ""});
     } else {
-      out.push_back({a, std::nullopt, ""});
+      add({a, std::nullopt, ""});
     }
   }
-  // A file named twice (itself and in its folder) is checked once.
-  std::vector<Outcome> unique;
-  std::set<std::string> seen;
-  for (Outcome& x : out) {
-    std::error_code ec;
-    const fs::path canon = fs::weakly_canonical(x.file, ec);
-    if (seen.insert(ec ? x.file : canon.string()).second) unique.push_back(std::move(x));
-  }
-  return unique;
+  return out;
 }
 
 // Loads the model and GPU a config names; their errors point at the config's line.

@@ -5,9 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
-
 #include "cli/commands.h"
 #include "cli/deploy_flags.h"
 #include "report/json.h"
@@ -63,10 +60,7 @@ DeployFlags WithValue(DeployFlags f, const std::string& key, const std::string& 
     // --vllm-version applies to the vLLM columns only, however the name is
     // written (engine names are case-insensitive; a bad one is reported
     // later, with the --vary value).
-    std::string lower = v;
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (lower != "vllm") f.vllm_version.reset();
+    if (Lower(v) != "vllm") f.vllm_version.reset();
   } else if (key == "vllm-version")
     f.vllm_version = v;
   else if (key == "max-model-len")

@@ -434,20 +434,18 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
       // least room decides (not the tightest in blocks, the one with the most
       // layers). Other engines (llama.cpp sizes its cache by -c) keep the
       // warning.
-      const StageCapacity* heaviest = &t;
-      int64_t physical = INT64_MAX, with_reserve = INT64_MAX;
-      for (const StageCapacity& st : r.stages) {
-        const int64_t ph = Headroom(r.total_memory_bytes, st.weights_bytes, 0);
-        const int64_t wr =
-            c.engine == Engine::kVllm
-                ? st.headroom_bytes + static_cast<int64_t>(r.total_memory_bytes - r.usable_bytes)
-                : st.headroom_bytes;
-        if (ph < physical) {
-          physical = ph;
-          heaviest = &st;
-        }
-        with_reserve = std::min(with_reserve, wr);
-      }
+      const auto by = [](auto field) {
+        return
+            [field](const StageCapacity& a, const StageCapacity& b) { return a.*field < b.*field; };
+      };
+      const StageCapacity& heaviest =
+          *std::max_element(r.stages.begin(), r.stages.end(), by(&StageCapacity::weights_bytes));
+      const int64_t physical = Headroom(r.total_memory_bytes, heaviest.weights_bytes, 0);
+      const int64_t with_reserve =
+          std::min_element(r.stages.begin(), r.stages.end(), by(&StageCapacity::headroom_bytes))
+              ->headroom_bytes +
+          (c.engine == Engine::kVllm ? static_cast<int64_t>(r.total_memory_bytes - r.usable_bytes)
+                                     : 0);
       const bool over_gpu = c.engine == Engine::kVllm &&
                             (physical <= 0 || t.kv_budget_bytes > static_cast<uint64_t>(physical));
       const bool over_reserve =
@@ -460,7 +458,7 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
                                   "after the {} of weights, so the engine fails to allocate it",
                                   FormatBoth(t.kv_budget_bytes),
                                   FormatBoth(physical > 0 ? static_cast<uint64_t>(physical) : 0),
-                                  FormatBoth(heaviest->weights_bytes))
+                                  FormatBoth(heaviest.weights_bytes))
                     : fmt::format("the given KV budget {} is more than the {} left after weights "
                                   "and the modelled reserve",
                                   FormatBoth(t.kv_budget_bytes), FormatBoth(left)));

@@ -29,8 +29,7 @@ const std::vector<Engine>& AllEngines() {
 }
 
 Engine ParseEngine(std::string_view name) {
-  std::string s(name);
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string s = Lower(name);
   if (s == "vllm") return Engine::kVllm;
   if (s == "sglang") return Engine::kSglang;
   if (s == "trtllm" || s == "tensorrt-llm" || s == "trt-llm" || s == "tensorrt_llm") {

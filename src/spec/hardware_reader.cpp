@@ -29,9 +29,10 @@ constexpr CurveAxis kGroupAxis{"group", 1024, "a GQA group size (1 to 1024 query
 constexpr CurveAxis kBatchAxis{"batch", 65536, "a batch size (1 to 65536 sequences)",
                                &BandwidthPoint::batch};
 
-// A bandwidth in GB/s read from `key` of `m`: above 0 (the reader's Num),
-// at most HardwareLimits::kMaxGbps.
-double Gbps(MapReader& m, std::string_view key, double v) {
+// A bandwidth in GB/s from `key` of `m`: above 0 (the reader's Num), at
+// most HardwareLimits::kMaxGbps; 0 where `optional` and absent.
+double Gbps(MapReader& m, std::string_view key, bool optional = false) {
+  const double v = optional ? m.OptNum(key).value_or(0) : m.Num(key);
   if (v > HardwareLimits::kMaxGbps) {
     Fail("{}{}: {:g} GB/s is over kvplan's limit of {:g} GB/s (1 PB/s; see docs/reliability.md)",
          m.Pos(key).Prefix(), key, v, HardwareLimits::kMaxGbps);
@@ -51,7 +52,7 @@ std::vector<BandwidthPoint> ReadCurve(MapReader& m, const std::string& file, std
   std::vector<BandwidthPoint> curve;
   for (size_t i = 0; i < list.size(); ++i) {
     MapReader pt(list[i], file, fmt::format("{}[{}]", key, i));
-    BandwidthPoint b{pt.U64("bytes"), Gbps(pt, "gbps", pt.Num("gbps"))};
+    BandwidthPoint b{pt.U64("bytes"), Gbps(pt, "gbps")};
     uint64_t& x = b.*axis.field;
     if (pt.Has(axis.key)) {
       x = pt.U64(axis.key);
@@ -91,7 +92,7 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
     Fail("{}usable_memory_bytes: {} is more than memory_bytes {}",
          r.Pos("usable_memory_bytes").Prefix(), h.usable_memory_bytes, h.memory_bytes);
   }
-  h.memory_bandwidth_gbps = Gbps(r, "memory_bandwidth_gbps", r.Num("memory_bandwidth_gbps"));
+  h.memory_bandwidth_gbps = Gbps(r, "memory_bandwidth_gbps");
   if (r.Has("flops")) {
     MapReader f(r.Child("flops"), file, "flops");
     for (const char* dtype : {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"}) {
@@ -101,7 +102,7 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
   } else {
     r.OptStr("flops");
   }
-  h.interconnect_gbps = Gbps(r, "interconnect_gbps", r.OptNum("interconnect_gbps").value_or(0));
+  h.interconnect_gbps = Gbps(r, "interconnect_gbps", true);
   h.source = r.Str("source");
   h.source_url = r.OptStr("source_url").value_or("");
   if (r.Has("measured")) {
@@ -113,7 +114,7 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
            p.device);
     }
     p.machine = m.OptStr("machine").value_or("");
-    p.read_ceiling_gbps = Gbps(m, "read_ceiling_gbps", m.Num("read_ceiling_gbps"));
+    p.read_ceiling_gbps = Gbps(m, "read_ceiling_gbps");
     p.threads = m.OptU64("threads").value_or(0);
     p.curve = ReadCurve(m, file, "curve", kGroupAxis);
     if (m.Has("weights_curve")) {

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <map>
 
@@ -141,9 +139,7 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       }
       d.vllm_graph_profiling = v == "1";
     } else if (w[i].starts_with(kLongEnv)) {
-      std::string v = w[i].substr(kLongEnv.size());
-      std::transform(v.begin(), v.end(), v.begin(),
-                     [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      const std::string v = Lower(w[i].substr(kLongEnv.size()));
       if (v != "0" && v != "1" && v != "true" && v != "false") {
         Fail("{}: expected 1/true or 0/false, got '{}'", kLongEnv.substr(0, kLongEnv.size() - 1),
              w[i].substr(kLongEnv.size()));
