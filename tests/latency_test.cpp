@@ -31,6 +31,24 @@ HardwareSpec WithCurve(HardwareSpec hw, std::vector<BandwidthPoint> curve) {
   return hw;
 }
 
+// Llama-3.1-8B's weight passes on one rank in bf16, by hand: {bytes of one
+// matrix, how many a step reads}. Per layer q/k/v fused (4096 + 2 x 1024
+// rows) x 4096 x 2 B, o 4096 x 4096 x 2, gate+up 28,672 x 4096 x 2, down
+// 4096 x 14,336 x 2, the two norms 2 x 4096 x 2; then the final norm and
+// the lm_head (128,256 x 4096 x 2). The untied embedding is a lookup.
+const std::vector<std::pair<uint64_t, uint64_t>> kLlama8bPasses = {
+    {8'192, 1},        {16'384, 32},      {33'554'432, 32},  {50'331'648, 32},
+    {117'440'512, 32}, {234'881'024, 32}, {1'050'673'152, 1}};
+
+// Seconds the weights phase takes on `hw`: each pass at its own size.
+double LlamaWeightsSeconds(const HardwareSpec& hw, uint64_t batch) {
+  double s = 0;
+  for (auto [bytes, n] : kLlama8bPasses) {
+    s += static_cast<double>(bytes * n) / (WeightsBandwidthGbps(hw, bytes, batch) * 1e9);
+  }
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("expected fraction of experts a batch touches") {
@@ -74,10 +92,16 @@ TEST_CASE("bandwidth: datasheet x efficiency, or the measured curve interpolated
       {2'000'000, 30, 1, 1}, {8'000'000, 40, 1, 1}, {2'000'000, 25, 1, 2}, {8'000'000, 35, 1, 2}};
   CHECK(WeightsCurvePointsRead(g, 4'000'000, 2) == std::vector<size_t>{2, 3});
   CHECK(WeightsCurvePointsRead(g, 4'000'000, 4) == std::vector<size_t>{2, 3});
-  // And the estimate says where it read them: one layer's pass.
-  const StepEstimate e = EstimateDecodeStep(Cost("llama-3.1-8b"), g, 4096, 1);
+  // And the estimate says where it read them: one layer's pass of the
+  // cache; the weights at every matrix's size (pass_bytes: the largest, the
+  // lm_head).
+  const ModelCost c = Cost("llama-3.1-8b");
+  const StepEstimate e = EstimateDecodeStep(c, g, 4096, 1);
   CHECK(e.attention.pass_bytes == e.kv_bytes / 32);
-  CHECK(e.weights.pass_bytes == e.weight_bytes / 32);
+  CHECK(e.weights.pass_bytes == 1'050'673'152);
+  std::vector<uint64_t> sizes;
+  for (auto [bytes, n] : kLlama8bPasses) sizes.push_back(bytes);
+  CHECK(WeightPassBytes(c, e.weight_bytes) == sizes);
 }
 
 TEST_CASE("decode step of Llama-3.1-8B on an H100, by hand") {
@@ -193,6 +217,62 @@ TEST_CASE("every bundled model on every GPU: finite, positive, monotone in the b
       CHECK(p.seconds > 0);
     }
   }
+}
+
+TEST_CASE("the weights are read matrix by matrix: the passes cover every byte a step reads") {
+  // Every bundled model, whole and split 8 ways: the passes' totals are the
+  // weights a step reads with every expert touched (lookups left out).
+  for (const ModelSpec& m : CatalogModels()) {
+    for (uint64_t tp : {1, 8}) {
+      CAPTURE(m.name);
+      CAPTURE(tp);
+      const CacheDtype& d = FindCacheDtype(AutoCacheDtype(m.weight_dtype));
+      if (tp > 1 && m.query_heads % tp != 0) continue;
+      const ModelCost c = ComputeModelCost(m, d, ModelWeightFormat(m, ""), tp);
+      REQUIRE(!c.weight_passes.empty());
+      uint64_t dense = 0, experts = 0;
+      for (const ModelCost::WeightPass& p : c.weight_passes) {
+        CHECK(p.bytes > 0);
+        CHECK(p.total % p.bytes == 0);  // a whole number of matrices
+        (p.expert ? experts : dense) += p.total;
+      }
+      CHECK(dense == c.dense_weight_bytes);
+      CHECK(experts == c.expert_weight_bytes);
+      // Without a curve the sum is the old product: bytes / (datasheet x 0.75).
+      const HardwareSpec h100 = LoadHardware("h100-sxm");
+      const StepEstimate e = EstimateDecodeStep(c, h100, 2048, 1);
+      CHECK(e.weights.memory_s ==
+            doctest::Approx(static_cast<double>(e.weight_bytes) /
+                            (h100.memory_bandwidth_gbps * kDatasheetBandwidthEfficiency * 1e9)));
+    }
+  }
+  // Mixtral: each routed expert is its own GEMV (gate+up 28,672 x 4,096 x
+  // 2 B, down 4,096 x 14,336 x 2 B), read at the touched fraction: a batch
+  // of 1 reads 2 of 8, as the step's byte count says.
+  const ModelCost mixtral = Cost("mixtral-8x7b");
+  std::vector<std::pair<uint64_t, uint64_t>> experts;
+  for (const ModelCost::WeightPass& p : mixtral.weight_passes) {
+    if (p.expert) experts.emplace_back(p.bytes, p.total / p.bytes);
+  }
+  CHECK(experts ==
+        std::vector<std::pair<uint64_t, uint64_t>>{{117'440'512, 256}, {234'881'024, 256}});
+  HardwareSpec flat = WithCurve(LoadHardware("a100-80gb"), {{1'000'000, 10}, {100'000'000, 20}});
+  flat.measured->weights_curve = {{1'000'000, 10, 1}, {100'000'000, 20, 1}};
+  const StepEstimate b1 = EstimateDecodeStep(mixtral, flat, 1024, 1);
+  double dense_s = 0;
+  for (const ModelCost::WeightPass& p : mixtral.weight_passes) {
+    if (!p.expert)
+      dense_s += static_cast<double>(p.total) / (WeightsBandwidthGbps(flat, p.bytes) * 1e9);
+  }
+  // The experts' 100+ MB matrices read at the clamped 20 GB/s.
+  CHECK(b1.weights.memory_s ==
+        doctest::Approx(dense_s + static_cast<double>(mixtral.expert_weight_bytes) / 4 / 20e9));
+  // A tied embedding is the lm_head's matmul: gpt2 reads its 50,257 x 768
+  // table (padded to 50,304 rows, fp32) as one pass; an untied one
+  // (Llama) is a lookup and not a pass.
+  const ModelCost gpt2 = Cost("gpt2");
+  CHECK(gpt2.weight_passes.back().bytes == 50'304ull * 768 * 4);
+  CHECK(Cost("llama-3.1-8b").weight_passes.back().bytes == 128'256ull * 4096 * 2);
 }
 
 TEST_CASE("kvplan latency: text, json keys, and errors") {
@@ -312,10 +392,13 @@ TEST_CASE("decode phases: weights and attention each on their roofline, looked u
   HardwareSpec p = WithCurve(LoadHardware("h100-sxm"), {{1'000'000, 5}, {1'000'000'000, 20}});
   StepEstimate e = EstimateDecodeStep(c, p, 4096, 1);
   // Attention reads 536,870,912 B in 32 layer passes of 16,777,216 B each;
-  // the weights 15,009,849,344 B in 32 passes of 469,057,792 B.
+  // the weights 15,009,849,344 B matrix by matrix (kLlama8bPasses), each
+  // GEMV at the curve for its own size.
   CHECK(e.attention.bytes == 536'870'912);
   CHECK(e.attention.bandwidth_gbps == doctest::Approx(StepBandwidthGbps(p, 16'777'216)));
-  CHECK(e.weights.bandwidth_gbps == doctest::Approx(StepBandwidthGbps(p, 469'057'792)));
+  CHECK(e.weights.bytes == 15'009'849'344);
+  CHECK(e.weights.memory_s == doctest::Approx(LlamaWeightsSeconds(p, 1)));
+  CHECK(e.weights.bandwidth_gbps == doctest::Approx(15'009'849'344.0 / (e.weights.memory_s * 1e9)));
   CHECK(e.attention.bandwidth_gbps < e.weights.bandwidth_gbps);
   CHECK(e.attention.memory_s == doctest::Approx(536'870'912.0 / (e.attention.bandwidth_gbps * 1e9)));
   CHECK(e.seconds == doctest::Approx(e.weights.seconds + e.attention.seconds));
@@ -350,7 +433,7 @@ TEST_CASE("a curve measured at several GQA groups is read at the model's group")
   CHECK(c.attention_group == 4);
   StepEstimate e = EstimateDecodeStep(c, p, 4096, 1);
   CHECK(e.attention.bandwidth_gbps == doctest::Approx(StepBandwidthGbps(p, 16'777'216, 4)));
-  CHECK(e.weights.bandwidth_gbps == doctest::Approx(StepBandwidthGbps(p, 469'057'792, 1)));
+  CHECK(e.weights.memory_s == doctest::Approx(LlamaWeightsSeconds(p, 1)));  // at group 1
   CHECK(Cost("deepseek-v3").attention_group == 128);  // MLA: every head reads the one latent
 }
 
@@ -361,15 +444,26 @@ TEST_CASE("the weights read at the profile's GEMV curve when it has one, else at
   // Without a weights curve: the attention curve at group 1, as before.
   CHECK(WeightsBandwidthGbps(p, 10'000'000) == doctest::Approx(15));
   const StepEstimate before = EstimateDecodeStep(c, p, 4096, 1);
-  CHECK(before.weights.bandwidth_gbps == doctest::Approx(20));  // 469 MB per layer: clamped above
+  CHECK(before.weights.memory_s == doctest::Approx(LlamaWeightsSeconds(p, 1)));
+  // gate_up (235 MB), down (117 MB) and lm_head are clamped above at 20
+  // GB/s; qkv at 50 MB reads 10 + 10 x log(50.3) / log(100) = 18.5 GB/s.
+  CHECK(WeightsBandwidthGbps(p, 50'331'648) == doctest::Approx(18.5087).epsilon(1e-4));
   // With one: interpolated in log(bytes), clamped at both ends, used by the weights phase only.
   p.measured->weights_curve = {{1'000'000, 6, 1}, {100'000'000, 12, 1}};
   CHECK(WeightsBandwidthGbps(p, 1000) == 6);
   CHECK(WeightsBandwidthGbps(p, 10'000'000) == doctest::Approx(9));
   CHECK(WeightsBandwidthGbps(p, 10'000'000'000) == 12);
   const StepEstimate after = EstimateDecodeStep(c, p, 4096, 1);
-  CHECK(after.weights.bandwidth_gbps == doctest::Approx(12));
-  CHECK(after.weights.memory_s == doctest::Approx(15'009'849'344.0 / 12e9));
+  CHECK(after.weights.memory_s == doctest::Approx(LlamaWeightsSeconds(p, 1)));
+  // By hand: the 13.96 GB of o/qkv/down/gate_up/lm_head matrices over 100 MB
+  // at 12 GB/s, o and qkv in between, the 532 KB of norms at 6 GB/s.
+  const double by_hand = (32 * (117'440'512.0 + 234'881'024) + 1'050'673'152) / 12e9 +
+                         32 * 33'554'432.0 / (WeightsBandwidthGbps(p, 33'554'432) * 1e9) +
+                         32 * 50'331'648.0 / (WeightsBandwidthGbps(p, 50'331'648) * 1e9) +
+                         (32 * 16'384 + 8'192) / 6e9;
+  CHECK(after.weights.memory_s == doctest::Approx(by_hand));
+  CHECK(after.weights.bandwidth_gbps < 12);
+  CHECK(after.weights.bandwidth_gbps > 11);
   CHECK(after.attention.bandwidth_gbps == doctest::Approx(before.attention.bandwidth_gbps));
   // It round-trips through the profile writer and reader.
   const HardwareSpec back = ParseHardwareYaml(HardwareToYaml(p), "p.yaml");
@@ -408,8 +502,9 @@ TEST_CASE("the weights curve's batch axis: a batch-B step reads the GEMV measure
   ModelCost c = Cost("llama-3.1-8b");
   const StepEstimate b1 = EstimateDecodeStep(c, p, 4096, 1);
   const StepEstimate b4 = EstimateDecodeStep(c, p, 4096, 4);
-  CHECK(b1.weights.bandwidth_gbps == doctest::Approx(12));
-  CHECK(b4.weights.bandwidth_gbps == doctest::Approx(8));
+  CHECK(b1.weights.memory_s == doctest::Approx(LlamaWeightsSeconds(p, 1)));
+  CHECK(b4.weights.memory_s == doctest::Approx(LlamaWeightsSeconds(p, 4)));
+  // The batch-4 curve is the batch-1 curve x 2/3 at every size.
   CHECK(b4.weights.memory_s == doctest::Approx(b1.weights.memory_s * 1.5));
   // Round trip: batch is written only where it is not 1, and read back.
   const std::string yaml = HardwareToYaml(p);
@@ -442,7 +537,7 @@ TEST_CASE("latency CLI: a grouped profile names its groups and the model's, and 
   CliResult r = RunKvplan("latency llama-3.1-8b --profile " + profile + " -c 8K");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("(4 points at GQA groups 1, 4; attention read at group 4; weights at the GEMV "
-                   "curve, 2 points, test machine)") != std::string::npos);
+                   "curve, 2 points, each matrix at its size, test machine)") != std::string::npos);
   CliResult j = RunKvplan("latency llama-3.1-8b --profile " + profile + " -c 8K --format json");
   REQUIRE(j.exit_code == 0);
   CHECK(j.out.find("\"weights\": {") != std::string::npos);
@@ -586,10 +681,14 @@ TEST_CASE("a CPU profile's bandwidth prints with the digits to check it by hand"
   const std::string profile = SourcePath("tests/data/profile-groups.yaml");
   CliResult r = RunKvplan("latency llama-3.1-8b --profile " + profile + " -c 8K");
   REQUIRE(r.exit_code == 0);
-  // The weights curve at one layer's 469 MB (between its 9 and 14 GB/s
-  // points) and the group-4 curve at one layer's 33.5 MB of KV: 15.01 GB /
-  // 13.4 GB/s = 1,120 ms and 1.07 GB / 6.5 GB/s = 165 ms check by hand,
-  // where "13 GB/s" and "7 GB/s" would not.
-  CHECK(r.out.find("15.01 GB at 13.4 GB/s = 1,120 ms") != std::string::npos);
+  // The weights curve (9 GB/s at 1 MiB to 14 at 1 GiB, so 9 + 0.5 x
+  // log2(MiB)) at each matrix: gate_up 224 MiB 12.90 GB/s, down 112 MiB
+  // 12.40, qkv 48 MiB 11.79, o 32 MiB 11.50, x 32 layers: 32 x (18.21 +
+  // 9.47 + 4.27 + 2.92) ms = 1,115.7 ms; lm_head 1,002 MiB at 13.98: 75.2
+  // ms; norms at 9: 0.06 ms. 1,191 ms, 15.01 GB / 1.191 s = 12.6 GB/s.
+  // Attention: the group-4 curve at one layer's 33.5 MB of KV, 1.07 GB /
+  // 6.5 GB/s = 165 ms. Both check by hand, where "13 GB/s" and "7 GB/s"
+  // would not.
+  CHECK(r.out.find("15.01 GB at 12.6 GB/s = 1,191 ms") != std::string::npos);
   CHECK(r.out.find("1.07 GB at 6.5 GB/s = 165 ms") != std::string::npos);
 }

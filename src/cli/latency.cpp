@@ -63,10 +63,12 @@ std::string BandwidthSource(const HardwareSpec& hw, uint64_t group) {
     const std::string weights =
         hw.measured->weights_curve.empty()
             ? ""
-            : fmt::format("; weights at the GEMV curve, {} points{}", hw.measured->weights_curve.size(),
-                          hw.measured->weights_curve.back().batch > 1
-                              ? fmt::format(" at batch 1-{}", hw.measured->weights_curve.back().batch)
-                              : "");
+            : fmt::format(
+                  "; weights at the GEMV curve, {} points{}, each matrix at its size",
+                  hw.measured->weights_curve.size(),
+                  hw.measured->weights_curve.back().batch > 1
+                      ? fmt::format(" at batch 1-{}", hw.measured->weights_curve.back().batch)
+                      : "");
     return fmt::format("measured curve of {} ({} points{}{}, {})", hw.origin, hw.measured->curve.size(),
                        by_group, weights,
                        hw.measured->machine.empty() ? hw.display_name : hw.measured->machine);

@@ -261,11 +261,13 @@ BandwidthPoint MeasureAttentionPoint(int64_t context, int64_t group, TimingMode 
 }
 
 // The points of `hw`'s two curves that the prediction of one decode step
-// reads (CurvePointsRead at the step's lookups), measured again now, in
-// place. An attention point whose size is no context of the curve shape (a
-// profile from elsewhere) is left as it is.
-void RemeasurePointsRead(HardwareSpec& hw, const StepEstimate& e, uint64_t group, uint64_t batch,
-                         TimingMode mode, kernels::CacheFlusher& flusher, DriftProbe& probe) {
+// reads (CurvePointsRead at the attention pass, WeightsCurvePointsRead at
+// every weight matrix's size), measured again now, in place. An attention point whose size is no
+// context of the curve shape (a profile from elsewhere) is left as it is.
+void RemeasurePointsRead(HardwareSpec& hw, const ModelCost& cost, const StepEstimate& e,
+                         uint64_t batch, TimingMode mode, kernels::CacheFlusher& flusher,
+                         DriftProbe& probe) {
+  const uint64_t group = cost.attention_group;
   MeasuredProfile& m = *hw.measured;
   const uint64_t per_token = CurveShape(1, 1).CacheBytes();
   for (size_t i : CurvePointsRead(hw, e.attention.pass_bytes, group)) {
@@ -274,7 +276,14 @@ void RemeasurePointsRead(HardwareSpec& hw, const StepEstimate& e, uint64_t group
     if (CurveShape(context, static_cast<int64_t>(p.group)).CacheBytes() != p.bytes) continue;
     p = MeasureAttentionPoint(context, static_cast<int64_t>(p.group), mode, probe);
   }
-  for (size_t i : WeightsCurvePointsRead(hw, e.weights.pass_bytes, batch)) {
+  // Every weight matrix's size reads its own points; each point once.
+  std::vector<size_t> points;
+  for (uint64_t bytes : WeightPassBytes(cost, e.weight_bytes)) {
+    for (size_t i : WeightsCurvePointsRead(hw, bytes, batch)) {
+      if (std::find(points.begin(), points.end(), i) == points.end()) points.push_back(i);
+    }
+  }
+  for (size_t i : points) {
     BandwidthPoint& p = m.weights_curve[i];
     if (p.bytes % (kWeightsCols * sizeof(uint16_t)) != 0) continue;
     p = MeasureWeightsPoint(p.bytes, static_cast<int64_t>(p.batch), mode, flusher, &probe);
@@ -303,11 +312,10 @@ std::vector<ValidationPoint> ValidateDecodeModel(
         progress(fmt::format("decode step: context {}, batch {}: its curve points again", s.context,
                              s.batch));
       }
-      RemeasurePointsRead(now,
+      RemeasurePointsRead(now, cost,
                           EstimateDecodeStep(cost, hw, static_cast<uint64_t>(s.context),
                                              static_cast<uint64_t>(s.batch)),
-                          cost.attention_group, static_cast<uint64_t>(s.batch), mode, flusher,
-                          probe);
+                          static_cast<uint64_t>(s.batch), mode, flusher, probe);
       if (progress) progress(fmt::format("decode step: context {}, batch {}", s.context, s.batch));
     }
     SyntheticDecoder dec(m, s, mode);

@@ -94,8 +94,8 @@ class DriftProbe {
 /// read ceiling (ValidationPoint::adjusted_measured_s).
 /// `progress` (may be empty) is told what runs. With `remeasure` (a profile
 /// measured in this process, in `mode`), the curve points each shape's
-/// prediction reads (CurvePointsRead, WeightsCurvePointsRead: at most four
-/// of each curve) are measured again right before its steps, stated at the
+/// prediction reads (CurvePointsRead: at most four; WeightsCurvePointsRead
+/// at each weight matrix's size) are measured again right before its steps, stated at the
 /// same reference, and the prediction reads them: on a shared machine whose
 /// speed drifts by tens of percent from one minute to the next, the
 /// prediction's inputs and the steps it predicts then come from the same

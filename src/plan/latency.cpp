@@ -29,6 +29,70 @@ std::string AttentionDtype(const std::string& weight_dtype) {
   return weight_dtype == "fp32" ? "fp32" : "bf16";
 }
 
+// The matrices an engine multiplies as one: q, k and v (vLLM's
+// QKVParallelLinear), and MLA's two down-projections of the hidden state
+// (fused_qkv_a_proj). gate and up are one tensor already.
+std::string_view FusedPass(std::string_view name) {
+  if (name == "q_proj" || name == "k_proj" || name == "v_proj") return "qkv_proj";
+  if (name == "q_a_proj" || name == "kv_a_proj_with_mqa") return "fused_qkv_a_proj";
+  return name;
+}
+
+// The weight passes of one decode step: per layer, one per matrix (fused as
+// FusedPass says; a routed expert tensor one per expert) and one for the
+// layer's vectors (norms, biases); the lm_head (or tied embedding) and the
+// final norm. Lookup tables (`lookup`) are not read whole and are left out.
+std::vector<ModelCost::WeightPass> BuildWeightPasses(const ModelTensors& tensors,
+                                                     const WeightFormat& format, uint64_t tp,
+                                                     bool untied_embedding) {
+  std::vector<ModelCost::WeightPass> passes;
+  auto add = [&passes](uint64_t bytes, uint64_t total, bool expert) {
+    if (total == 0) return;
+    for (ModelCost::WeightPass& p : passes) {
+      if (p.bytes == bytes && p.expert == expert) {
+        p.total = CheckedAdd(p.total, total);
+        return;
+      }
+    }
+    passes.push_back({bytes, total, expert});
+  };
+  for (const std::vector<WeightTensor>& layer : tensors.layers) {
+    std::vector<std::pair<std::string_view, uint64_t>> matrices;  // fused name, bytes
+    uint64_t vectors = 0;
+    for (const WeightTensor& w : layer) {
+      const uint64_t bytes = TensorBytes(w, format, tp);
+      if (w.part == TensorPart::kExperts && w.copies > 1) {
+        add(bytes / w.copies, bytes, true);
+      } else if (!w.linear) {
+        vectors = CheckedAdd(vectors, bytes);
+      } else {
+        const std::string_view name = FusedPass(w.name);
+        auto it = std::find_if(matrices.begin(), matrices.end(),
+                               [name](const auto& m) { return m.first == name; });
+        if (it == matrices.end()) {
+          matrices.emplace_back(name, bytes);
+        } else {
+          it->second = CheckedAdd(it->second, bytes);
+        }
+      }
+    }
+    for (const auto& [name, bytes] : matrices) add(bytes, bytes, false);
+    add(vectors, vectors, false);
+  }
+  for (const WeightTensor& w : tensors.model) {
+    if (w.part == TensorPart::kPositions ||
+        (w.part == TensorPart::kEmbedding && untied_embedding)) {
+      continue;
+    }
+    const uint64_t bytes = TensorBytes(w, format, tp);
+    add(bytes, bytes, false);
+  }
+  std::sort(passes.begin(), passes.end(), [](const auto& a, const auto& b) {
+    return a.bytes != b.bytes ? a.bytes < b.bytes : a.expert < b.expert;
+  });
+  return passes;
+}
+
 }  // namespace
 
 // Sum over prompt positions i = 1..P of min(i, window): the keys each query
@@ -125,6 +189,9 @@ ModelCost ComputeModelCost(const ModelSpec& model, const CacheDtype& dtype,
                                            static_cast<double>(c.experts)
                                      : 1.0;
   c.active_params = params - lookup_params - expert_params * (1.0 - used);
+  if (tensors.from_architecture) {
+    c.weight_passes = BuildWeightPasses(tensors, format, tp, lm_head);
+  }
   return c;
 }
 
@@ -225,6 +292,19 @@ std::vector<size_t> WeightsCurvePointsRead(const HardwareSpec& hw, uint64_t byte
   return Indices(CurveTerms2(hw.measured->weights_curve, &BandwidthPoint::batch, batch, bytes));
 }
 
+std::vector<uint64_t> WeightPassBytes(const ModelCost& cost, uint64_t weight_bytes) {
+  std::vector<uint64_t> out;
+  if (cost.weight_passes.empty()) {
+    if (weight_bytes != 0)
+      out.push_back(std::max<uint64_t>(1, weight_bytes / std::max<uint64_t>(1, cost.layers)));
+    return out;
+  }
+  for (const ModelCost::WeightPass& p : cost.weight_passes) {
+    if (out.empty() || out.back() != p.bytes) out.push_back(p.bytes);
+  }
+  return out;
+}
+
 const char* BoundName(Bound b) { return b == Bound::kCompute ? "compute" : "bandwidth"; }
 
 double PeakFlopsFor(const HardwareSpec& hw, const std::string& compute_dtype) {
@@ -263,19 +343,43 @@ PhaseEstimate Phase(uint64_t bytes, uint64_t pass_bytes, double flops, double ba
   return p;
 }
 
-// `batch`: the sequences (decode) or tokens (prefill) each weight GEMV multiplies.
+// Seconds to read the step's weights: each pass at the weights curve's
+// bandwidth for its own size and `batch`, routed experts' passes at the
+// `touched` fraction (without passes: one layer's share of `weight_bytes`).
+double WeightsMemorySeconds(const ModelCost& cost, const HardwareSpec& hw, uint64_t weight_bytes,
+                            uint64_t batch, double touched) {
+  if (cost.weight_passes.empty()) {
+    const double bw = WeightsBandwidthGbps(hw, PassBytes(weight_bytes, cost.layers), batch);
+    return bw > 0 ? static_cast<double>(weight_bytes) / (bw * 1e9) : 0;
+  }
+  double seconds = 0;
+  for (const ModelCost::WeightPass& p : cost.weight_passes) {
+    const double bw = WeightsBandwidthGbps(hw, p.bytes, batch);
+    if (bw <= 0) return 0;
+    seconds += static_cast<double>(p.total) * (p.expert ? touched : 1.0) / (bw * 1e9);
+  }
+  return seconds;
+}
+
+// `batch`: the sequences (decode) or tokens (prefill) each weight GEMV
+// multiplies; `touched`: the fraction of routed experts they read.
 StepEstimate Finish(StepEstimate e, const ModelCost& cost, double weight_flops,
-                    double attention_flops, const HardwareSpec& hw, uint64_t batch) {
+                    double attention_flops, const HardwareSpec& hw, uint64_t batch,
+                    double touched) {
   // Two peaks: the weight GEMMs run in the weight format (fp8 x fp8 on the
   // fp8 tensor cores), attention in the activations' 16-bit type.
   e.peak_flops = PeakFlopsFor(hw, cost.compute_dtype);
   e.attention_peak_flops = PeakFlopsFor(hw, cost.attention_dtype);
   e.flops = weight_flops + attention_flops;
-  // Each layer is a separate pass: the bandwidth is looked up at one layer's bytes.
-  const uint64_t weight_pass = PassBytes(e.weight_bytes, cost.layers);
+  // Each layer's attention is a separate pass: its bandwidth is looked up at
+  // one layer's bytes. Each weight matrix is a GEMV of its own: the weights'
+  // bandwidth is their bytes over the sum of each matrix's time.
+  const std::vector<uint64_t> weight_passes = WeightPassBytes(cost, e.weight_bytes);
   const uint64_t kv_pass = PassBytes(e.kv_bytes, cost.cache_layers);
-  e.weights = Phase(e.weight_bytes, weight_pass, weight_flops,
-                    WeightsBandwidthGbps(hw, weight_pass, batch), e.peak_flops);
+  const double weights_s = WeightsMemorySeconds(cost, hw, e.weight_bytes, batch, touched);
+  e.weights = Phase(e.weight_bytes, weight_passes.empty() ? 0 : weight_passes.back(), weight_flops,
+                    weights_s > 0 ? static_cast<double>(e.weight_bytes) / (weights_s * 1e9) : 0,
+                    e.peak_flops);
   e.attention = Phase(e.kv_bytes, kv_pass, attention_flops,
                       StepBandwidthGbps(hw, kv_pass, cost.attention_group), e.attention_peak_flops);
   e.memory_s = e.weights.memory_s + e.attention.memory_s;
@@ -301,8 +405,8 @@ StepEstimate EstimateDecodeStep(const ModelCost& cost, const HardwareSpec& hw, u
   for (const ModelCost::WindowedGroup& g : cost.windowed) {
     attention += g.flops_per_token_ctx * static_cast<double>(std::min(context, g.window));
   }
-  return Finish(e, cost, b * 2 * cost.active_params / static_cast<double>(cost.tp), b * attention, hw,
-                batch);
+  return Finish(e, cost, b * 2 * cost.active_params / static_cast<double>(cost.tp), b * attention,
+                hw, batch, touched);
 }
 
 StepEstimate EstimatePrefill(const ModelCost& cost, const HardwareSpec& hw, uint64_t prompt) {
@@ -314,7 +418,7 @@ StepEstimate EstimatePrefill(const ModelCost& cost, const HardwareSpec& hw, uint
   e.kv_bytes = cost.kv.TotalBytes(prompt, 1);
   return Finish(e, cost,
                 2 * cost.active_params / static_cast<double>(cost.tp) * static_cast<double>(prompt),
-                PrefillAttentionFlops(cost, prompt), hw, prompt);
+                PrefillAttentionFlops(cost, prompt), hw, prompt, touched);
 }
 
 uint64_t ComputeBoundBatch(const ModelCost& cost, const HardwareSpec& hw, uint64_t context,

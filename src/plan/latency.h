@@ -13,10 +13,13 @@
 // attention peak is the 16-bit activations' (bf16), whatever the weights.
 // memory time and compute time are the sums of the two phases' terms; the
 // larger names the bound. bandwidth(bytes) is the measured curve of a
-// `kvplan bench --save` profile at the bytes one layer's pass reads (log-
-// linear interpolation, clamped at the ends): each layer is a separate pass
-// over its own slice, and small passes stream slower than large ones. With
-// no curve it is the datasheet figure x kDatasheetBandwidthEfficiency.
+// `kvplan bench --save` profile at the bytes one pass reads (log-linear
+// interpolation, clamped at the ends), and small passes stream slower than
+// large ones: attention is one pass per layer over its slice of the cache;
+// the weights one GEMV per matrix (q/k/v fused as engines fuse them, gate
+// and up likewise, each routed expert its own), so the weight bytes over
+// bandwidth is a sum over the matrices, each at its own size. With no curve
+// it is the datasheet figure x kDatasheetBandwidthEfficiency.
 // Prefill of a P-token prompt, the same two phases:
 //   weights   = max(all weights / bandwidth, 2 * active params * P / (weight peak * eff))
 //   attention = max(the prompt's KV / bandwidth, causal attention FLOPs / (attention peak * eff))
@@ -67,6 +70,16 @@ struct ModelCost {
   std::string compute_dtype;         // the FLOPs key the weight matmuls' peak is wanted from
   std::string attention_dtype;       // the FLOPs key attention's peak is wanted from: the
                                      // activations' 16-bit type (fp32 for fp32 weights)
+  /// The weight matrices a step reads, one pass (one GEMV) each, by size:
+  /// what the weights curve is read at. Empty when only `params` is known
+  /// (no architecture): then one pass per layer of a layer's share.
+  struct WeightPass {
+    uint64_t bytes = 0;   // one matrix (a routed expert's: one expert's slice) per rank
+    uint64_t total = 0;   // every read of this size in one step, all experts touched
+    bool expert = false;  // a routed expert's: a step reads the touched fraction of total
+  };
+  std::vector<WeightPass> weight_passes;  // sorted by bytes; totals sum to
+                                          // dense_weight_bytes + expert_weight_bytes
 };
 
 /// Builds the per-rank cost of `model` with `weights` in `format`, a KV cache
@@ -103,6 +116,12 @@ std::vector<size_t> CurvePointsRead(const HardwareSpec& hw, uint64_t bytes, uint
 /// none where there is no weights curve).
 std::vector<size_t> WeightsCurvePointsRead(const HardwareSpec& hw, uint64_t bytes, uint64_t batch);
 
+/// The sizes the weights curve is read at for one step that reads
+/// `weight_bytes` of weights: each of cost.weight_passes' sizes (the
+/// touched experts' included), or one layer's share of `weight_bytes` when
+/// the architecture is not known.
+std::vector<uint64_t> WeightPassBytes(const ModelCost& cost, uint64_t weight_bytes);
+
 /// True when StepBandwidthGbps uses a measured curve.
 inline bool HasMeasuredCurve(const HardwareSpec& hw) {
   return hw.measured.has_value() && !hw.measured->curve.empty();
@@ -118,8 +137,10 @@ const char* BoundName(Bound b);
 struct PhaseEstimate {
   uint64_t bytes = 0;           // read per step per rank
   double flops = 0;             // per rank
-  uint64_t pass_bytes = 0;      // what one layer's pass reads: where the curve is read
-  double bandwidth_gbps = 0;    // the curve at pass_bytes
+  uint64_t pass_bytes = 0;      // attention: one layer's pass, where the curve is read;
+                                // weights: the largest matrix (WeightPassBytes has them all)
+  double bandwidth_gbps = 0;    // bytes / memory_s: attention, the curve at pass_bytes;
+                                // weights, the passes' harmonic mean by bytes
   double memory_s = 0;
   double compute_s = 0;
   double seconds = 0;           // max(memory_s, compute_s)
