@@ -183,6 +183,18 @@ TEST_CASE("kvplan compare: columns, ratios to the first, errors") {
   CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary tp=1,3"),
                     "--vary tp=3: tensor parallel size 3 does not divide the 32 query heads of "
                     "llama-3.1-8b");
+  // A setting given and varied: the flag would be silently ignored.
+  CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s -tp 2 --vary tp=1,2"),
+                    "compare: --tp and --vary tp both set tp: give it once (the --vary values "
+                    "are the columns)");
+  CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary gpu=l40s,h100-sxm"),
+                    "compare: --gpu and --vary gpu both set gpu: give it once (the --vary "
+                    "values are the columns)");
+  CheckOneLineError(
+      RunKvplan(
+          "compare llama-3.1-8b --gpu l40s --kv-cache-dtype fp8 --vary kv-cache-dtype=fp16,fp8"),
+      "compare: --kv-cache-dtype and --vary kv-cache-dtype both set kv-cache-dtype: give it once "
+      "(the --vary values are the columns)");
   CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary tp=1,,2"),
                     "--vary: 'tp=1,,2': empty value in the list");
 }

@@ -271,7 +271,16 @@ void SetupCompareCommand(CLI::App& app, int& exit_code) {
 
 Every other flag applies to all columns. With several models and --vary,
 each model gets one column per value.)");
-  sub->callback([o, &exit_code] {
+  sub->callback([o, sub, &exit_code] {
+    // A setting both given and varied: the --vary values would win silently.
+    const std::string key = o->vary.substr(0, o->vary.find('='));
+    if (const CLI::Option* given = key.empty() ? nullptr : sub->get_option_no_throw("--" + key);
+        given != nullptr && given->count() > 0) {
+      Fail(
+          "compare: --{} and --vary {} both set {}: give it once (the --vary values are the "
+          "columns)",
+          key, key, key);
+    }
     Run(*o);
     exit_code = 0;
   });
