@@ -605,3 +605,17 @@ TEST_CASE("check FOLDER: hidden folders are not entered, and a file named twice 
     ++n;
   CHECK(n == 1);
 }
+
+TEST_CASE("check FOLDER: a config whose symlink leads nowhere fails the gate, not skipped") {
+  std::string dir = TempDir() + "/links";
+  std::filesystem::create_directories(dir);
+  WriteFile(dir, "good.yaml", kGood);
+  std::filesystem::create_symlink(dir + "/moved-away.yaml", dir + "/prod.yaml");
+  auto r = RunKvplan("check '" + dir + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("good.yaml") != std::string::npos);
+  CHECK((r.out + r.err).find(dir + "/prod.yaml") != std::string::npos);
+  auto j = RunKvplan("check '" + dir + "' --format junit");
+  CHECK(j.exit_code == 2);
+  CHECK(j.out.find("prod.yaml") != std::string::npos);
+}

@@ -68,15 +68,23 @@ std::vector<Outcome> ExpandPaths(const std::vector<std::string>& args) {
           continue;
         }
         std::string ext = e.path().extension().string();
-        if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml")) found.push_back(e.path().string());
-      }
-      // A folder that cannot be read (or whose walk broke off) is an error:
-      // the configs in it would otherwise go unchecked and the gate pass.
-      if (ec) {
-        add({a, std::nullopt, fmt::format("{}: cannot read the folder: {}", a, ec.message())});
-        continue;
+        // A config whose link leads nowhere is listed too: reading it
+        // fails, where skipping it would pass a gate with a config missing.
+        std::error_code lec;
+        const bool dangling = e.is_symlink(lec) && !fs::exists(e.path(), lec);
+        if ((e.is_regular_file() || dangling) && (ext == ".yaml" || ext == ".yml")) {
+          found.push_back(e.path().string());
+        }
       }
       std::sort(found.begin(), found.end());
+      // A folder that cannot be read (or whose walk broke off) is an error:
+      // the configs in it would otherwise go unchecked and the gate pass.
+      // Those found before it broke off are still checked.
+      if (ec) {
+        add({a, std::nullopt, fmt::format("{}: cannot read the folder: {}", a, ec.message())});
+        for (const std::string& f : found) add({f, std::nullopt, ""});
+        continue;
+      }
       if (found.empty()) {
         add({a, std::nullopt, a + ": no deployment configs (*.yaml, *.yml) in this folder"});
       }
