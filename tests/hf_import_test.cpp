@@ -378,9 +378,18 @@ TEST_CASE("import-hf writes atomically and never overwrites without --force") {
   CHECK(r.exit_code == 2);
   CHECK(r.err == "kvplan: error: out.yaml: file exists (use --force to overwrite)\n");
   CHECK(ReadFile(dir + "/out.yaml") == first);
+  // A new file gets 0666 less the umask, as open(2) would give it.
+  namespace fs = std::filesystem;
+  const mode_t mask = umask(0);
+  umask(mask);
+  CHECK(static_cast<mode_t>(fs::status(dir + "/out.yaml").permissions()) == (0666 & ~mask));
+  // Overwriting keeps the file's own mode.
+  fs::permissions(dir + "/out.yaml", fs::perms::owner_read | fs::perms::owner_write);
   r = RunKvplan("import-hf " + Fixture("gpt2") + " -o out.yaml --force", dir);
   CHECK(r.exit_code == 0);
   CHECK(ReadFile(dir + "/out.yaml").find("name: gpt2\n") != std::string::npos);
+  CHECK(fs::status(dir + "/out.yaml").permissions() ==
+        (fs::perms::owner_read | fs::perms::owner_write));
   // No temporary file is left behind.
   int files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {

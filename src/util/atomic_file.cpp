@@ -54,7 +54,19 @@ void WriteFileAtomic(const std::string& path, const std::string& text, bool forc
     }
     done += static_cast<size_t>(n);
   }
-  fchmod(fd, 0644);
+  // An overwritten file keeps its mode (a 0600 secret stays 0600); a new
+  // one gets what open(2) would give it: 0666 less the umask (mkstemp
+  // makes 0600).
+  mode_t mode = 0;
+  struct stat st {};
+  if (fs::exists(own) && stat(path.c_str(), &st) == 0) {
+    mode = st.st_mode & 07777;
+  } else {
+    const mode_t mask = umask(0);
+    umask(mask);
+    mode = 0666 & ~mask;
+  }
+  fchmod(fd, mode);
   // Closed whatever fsync says; the first failure is the one reported.
   int sync_err = fsync(fd) != 0 ? errno : 0;
   if (close(fd) != 0 && sync_err == 0) sync_err = errno;
