@@ -202,6 +202,10 @@ TEST_CASE("gpus: the catalog, one device, json") {
     CAPTURE(name);
     CHECK(all.out.find(std::string("\n") + name + " ") != std::string::npos);
   }
+  // The memory the driver reports beside the size: what capacity plans with.
+  CHECK(all.out.find("usable GiB") != std::string::npos);
+  CHECK(all.out.find("    80.00      85.90       79.65") != std::string::npos);  // h100-sxm
+  CHECK(all.out.find("\nusable: the total the driver reports (nvidia-smi)") != std::string::npos);
   auto one = RunKvplan("gpus h100-sxm --format json");
   REQUIRE(one.exit_code == 0);
   CHECK(one.out.find("\"memory_bytes\": 85899345920") != std::string::npos);
@@ -358,11 +362,13 @@ TEST_CASE("gpus --format csv: plain numbers, the unit in the name") {
   CHECK(one.out.find("GB/s") == std::string::npos);
   auto all = RunKvplan("gpus --format csv");
   REQUIRE(all.exit_code == 0);
-  CHECK(all.out.rfind("name,device,memory_bytes,memory_bandwidth_gbps,bf16_dense_flops,"
-                      "fp8_dense_flops,fp4_dense_flops\n",
+  CHECK(all.out.rfind("name,device,memory_bytes,usable_memory_bytes,memory_bandwidth_gbps,"
+                      "bf16_dense_flops,fp8_dense_flops,fp4_dense_flops\n",
                       0) == 0);
   // No fp8 on an A100: an empty cell, not "-".
-  CHECK(all.out.find("\na100-80gb,NVIDIA A100 SXM4 80GB,85899345920,2039,312000000000000,,\n") !=
+  CHECK(all.out.find("\na100-80gb,NVIDIA A100 SXM4 80GB,85899345920,85899345920,2039,"
+                     "312000000000000,,\n") != std::string::npos);
+  CHECK(all.out.find("\nh100-sxm,NVIDIA H100 SXM5 80GB,85899345920,85520809984,3350,") !=
         std::string::npos);
   CHECK(all.out.find(",9000000000000000\n") != std::string::npos);  // B200's dense fp4
 }

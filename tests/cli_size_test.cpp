@@ -44,6 +44,8 @@ TEST_CASE("size: golden outputs") {
   CheckGolden("size-llama-3.1-8b-4k.csv", "size llama-3.1-8b -c 4k --format csv");
   CheckGolden("size-gemma-3-27b-32K-explain.txt", "size gemma-3-27b -c 32K -b 2 --explain");
   CheckGolden("size-jamba-256K-tp2.txt", "size jamba-v0.1 -c 256K -tp 2");
+  // The per-rank columns beside the whole: KV heads split, Mamba state split.
+  CheckGolden("size-jamba-256K-tp2.csv", "size jamba-v0.1 -c 256K -tp 2 --format csv");
   CheckGolden("size-deepseek-v3-fp8-explain.txt",
               "size deepseek-v3 -c 128K --kv-cache-dtype fp8_ds_mla --explain");
   CheckGolden("size-llama-2-7b-q8_0-explain.txt", "size llama-2-7b -c 4096 --kv-cache-dtype q8_0 --explain");

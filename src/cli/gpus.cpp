@@ -127,29 +127,39 @@ void Run(const GpusOptions& o) {
   }
   if (format == Format::kCsv) {
     // Plain numbers, the unit in the header; an unlisted peak is empty, not "-".
-    Table c({"name", "device", "memory_bytes", "memory_bandwidth_gbps", "bf16_dense_flops",
-             "fp8_dense_flops", "fp4_dense_flops"});
+    Table c({"name", "device", "memory_bytes", "usable_memory_bytes", "memory_bandwidth_gbps",
+             "bf16_dense_flops", "fp8_dense_flops", "fp4_dense_flops"});
     const auto peak = [](const HardwareSpec& h, const char* dtype) {
       const double f = h.PeakFlops(dtype);
       return f > 0 ? fmt::format("{:.0f}", f) : std::string();
     };
     for (const HardwareSpec& h : all) {
       c.AddRow({h.name, h.display_name, std::to_string(h.memory_bytes),
+                h.usable_memory_bytes != 0 ? std::to_string(h.usable_memory_bytes) : "",
                 fmt::format("{:g}", h.memory_bandwidth_gbps), peak(h, "bf16"), peak(h, "fp8"),
                 peak(h, "fp4")});
     }
     Print(c.Csv());
     return;
   }
-  Table t({"name", "device", "memory GiB", "memory GB", "bandwidth GB/s", "bf16 TFLOP/s",
-           "fp8 TFLOP/s"});
+  // "usable": what the driver reports (nvidia-smi's total), which capacity
+  // plans with; "-" where the catalog has no figure and plans with the size.
+  Table t({"name", "device", "memory GiB", "memory GB", "usable GiB", "bandwidth GB/s",
+           "bf16 TFLOP/s", "fp8 TFLOP/s"});
   t.SetAlign(1, Table::Align::kLeft);
   for (const HardwareSpec& h : all) {
-    t.AddRow({h.name, h.display_name, fmt::format("{:.2f}", static_cast<double>(h.memory_bytes) / kGiB),
+    t.AddRow({h.name, h.display_name,
+              fmt::format("{:.2f}", static_cast<double>(h.memory_bytes) / kGiB),
               fmt::format("{:.2f}", static_cast<double>(h.memory_bytes) / kGB),
+              h.usable_memory_bytes != 0
+                  ? fmt::format("{:.2f}", static_cast<double>(h.usable_memory_bytes) / kGiB)
+                  : "-",
               fmt::format("{:g}", h.memory_bandwidth_gbps), Tflops(h, "bf16"), Tflops(h, "fp8")});
   }
   Print(t.Text(""));
+  Print(
+      "usable: the total the driver reports (nvidia-smi), which kvplan plans with; "
+      "-: none on record, the memory size is used\n");
 }
 
 }  // namespace

@@ -131,20 +131,31 @@ std::string ToText(const ModelSpec& m, const CacheDtype& dtype, const KvCost& co
   return out;
 }
 
-std::string ToCsv(const ModelSpec& m, const KvCost& cost, uint64_t n, uint64_t batch) {
+// One row per layer group and a total; the per-rank columns are the
+// tensor-parallel split's (equal to the whole at tp 1).
+std::string ToCsv(const ModelSpec& m, const KvCost& cost, const KvCost& rank, uint64_t n,
+                  uint64_t batch) {
   Table t({"model", "kv_cache_dtype", "group", "kind", "layers", "kv_heads", "head_dim",
-           "tokens_held", "bytes_per_token", "bytes_per_sequence", "bytes_total"});
+           "tokens_held", "bytes_per_token", "bytes_per_sequence", "bytes_total", "tp",
+           "kv_heads_per_rank", "bytes_per_token_per_rank", "bytes_per_sequence_per_rank",
+           "bytes_total_per_rank"});
   for (size_t i = 0; i < cost.groups.size(); ++i) {
     const GroupCost& g = cost.groups[i];
+    const GroupCost& r = rank.groups.at(i);
     t.AddRow({m.name, cost.dtype, std::to_string(i), std::string(LayerKindName(g.kind)),
               std::to_string(g.layers), std::to_string(g.kv_heads), std::to_string(g.head_dim),
               std::to_string(g.TokensHeld(n)), std::to_string(g.per_token_bytes),
               std::to_string(g.SequenceBytes(n)),
-              std::to_string(CheckedMul(g.SequenceBytes(n), batch))});
+              std::to_string(CheckedMul(g.SequenceBytes(n), batch)), std::to_string(rank.tp),
+              std::to_string(r.kv_heads), std::to_string(r.per_token_bytes),
+              std::to_string(r.SequenceBytes(n)),
+              std::to_string(CheckedMul(r.SequenceBytes(n), batch))});
   }
-  t.AddRow({m.name, cost.dtype, "total", "", std::to_string(m.layers), "", "",
-            std::to_string(n), std::to_string(cost.per_token_bytes),
-            std::to_string(cost.SequenceBytes(n)), std::to_string(cost.TotalBytes(n, batch))});
+  t.AddRow({m.name, cost.dtype, "total", "", std::to_string(m.layers), "", "", std::to_string(n),
+            std::to_string(cost.per_token_bytes), std::to_string(cost.SequenceBytes(n)),
+            std::to_string(cost.TotalBytes(n, batch)), std::to_string(rank.tp), "",
+            std::to_string(rank.per_token_bytes), std::to_string(rank.SequenceBytes(n)),
+            std::to_string(rank.TotalBytes(n, batch))});
   return t.Csv();
 }
 
@@ -170,7 +181,9 @@ void Run(const SizeOptions& o) {
   }
   switch (ToFormat(o.format)) {
     case Format::kJson: Print(ToJson(m, cost, rank, n, batch).Dump() + "\n"); break;
-    case Format::kCsv: Print(ToCsv(m, cost, n, batch)); break;
+    case Format::kCsv:
+      Print(ToCsv(m, cost, rank, n, batch));
+      break;
     case Format::kText:
       Print(o.explain ? ExplainSize(m, dtype, cost, n, batch, rank)
                       : ToText(m, dtype, cost, rank, n, batch));
