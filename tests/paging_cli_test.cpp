@@ -46,6 +46,23 @@ TEST_CASE("kvplan paging: the example mix, contiguous vs paged") {
   CHECK(LineCount(p.out) == 4);
   CHECK(p.out.find("\npaged_shared_prefix,") == std::string::npos);  // model,gpu come first
   CHECK(p.out.find(",paged_shared_prefix,") != std::string::npos);
+  // Memory holds 188 paged requests; with --max-num-seqs 8 the scheduler
+  // runs 8 of them at once, and says so (the row appears only when it bites).
+  CHECK(r.out.find("runs at once") == std::string::npos);
+  CliResult s = RunKvplan("paging llama-3.1-8b --gpu h100-sxm --max-num-seqs 8 --requests " +
+                          SourcePath("examples/request-mix.csv"));
+  REQUIRE(s.exit_code == 0);
+  CHECK(
+      s.out.find(
+          "  concurrent requests                                       3                      188\n"
+          "    runs at once (max-num-seqs 8)                           3                        "
+          "8\n") != std::string::npos);
+  CliResult sj =
+      RunKvplan("paging llama-3.1-8b --gpu h100-sxm --max-num-seqs 8 --format json --requests " +
+                SourcePath("examples/request-mix.csv"));
+  REQUIRE(sj.exit_code == 0);
+  CHECK(sj.out.find("\"max_num_seqs\": 8") != std::string::npos);
+  CHECK(sj.out.find("\"concurrency\": 188,\n    \"max_running\": 8") != std::string::npos);
 }
 
 TEST_CASE("kvplan paging: bad request mixes exit 2 with one line naming file:line") {
@@ -122,6 +139,39 @@ TEST_CASE("kvplan tradeoff: table, chart, SVG written safely") {
       "--contexts: 262,144 is longer than max_model_len 131,072 (raise --max-model-len)");
   CheckOneLineError(RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --batches 0"),
                     "--batches: values must be at least 1");
+}
+
+TEST_CASE("kvplan tradeoff: what memory fits beside what max-num-seqs lets run at once") {
+  // 29,272 blocks of 16 tokens: 1K requests (64 blocks) fit 457 at once, but
+  // only 64 run; at 8K (512 blocks) memory is the limit, 57.
+  CliResult r = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --max-num-seqs 64 --no-chart");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("runs at once (max-num-seqs 64)") != std::string::npos);
+  CHECK(r.out.find("  1,024 (1K)               64        457                              64\n") !=
+        std::string::npos);
+  CHECK(r.out.find("  8,192 (8K)              512         57                              57\n") !=
+        std::string::npos);
+  // Batches past the cap that fit are starred; one that does not fit is not.
+  CHECK(r.out.find("\n  64                              7,312\n") != std::string::npos);
+  CHECK(r.out.find("\n  128*                            3,648\n") != std::string::npos);
+  CHECK(r.out.find("\n  32,768                   does not fit\n") != std::string::npos);
+  CHECK(r.out.find("* above max-num-seqs 64: fits in memory, but the scheduler runs 64 at once "
+                   "and queues the rest (raise --max-num-seqs)\n") != std::string::npos);
+  CliResult j = RunKvplan(
+      "tradeoff llama-3.1-8b --gpu h100-sxm --max-num-seqs 64 --contexts 1K --batches 64,128 "
+      "--format json");
+  REQUIRE(j.exit_code == 0);
+  CHECK(j.out.find("\"max_num_seqs\": 64") != std::string::npos);
+  CHECK(j.out.find("\"max_batch\": 457,\n      \"max_running\": 64") != std::string::npos);
+  CHECK(j.out.find("\"batch\": 64,\n      \"max_context_tokens\": 7312,\n      "
+                   "\"at_model_limit\": false,\n      \"above_max_num_seqs\": false") !=
+        std::string::npos);
+  CHECK(j.out.find("\"above_max_num_seqs\": true") != std::string::npos);
+  // llama.cpp: the batch is the -np asked about; no cap column.
+  CliResult l = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --engine llama.cpp --no-chart");
+  REQUIRE(l.exit_code == 0);
+  CHECK(l.out.find("runs at once") == std::string::npos);
+  CHECK(l.out.find("above max-num-seqs") == std::string::npos);
 }
 
 TEST_CASE(

@@ -33,9 +33,10 @@ std::string Count(uint64_t v) {
   return v == UINT64_MAX ? "unbounded" : WithCommas(v);
 }
 
-Json AllocationJson(const AllocationResult& a) {
+Json AllocationJson(const AllocationResult& a, const CapacityResult& cap) {
   Json j;
   j.Set("concurrency", a.concurrency);
+  j.Set("max_running", cap.RunningAtOnce(a.concurrency));
   j.Set("mean_request_bytes", a.mean_request_bytes);
   j.Set("allocated_bytes", a.allocated_bytes);
   j.Set("used_bytes", a.used_bytes);
@@ -108,10 +109,11 @@ void Run(const PagingOptions& o) {
       mj.Set("p99_tokens", st.p99_tokens);
       mj.Set("max_tokens", st.max_tokens);
       j.Set("mix", std::move(mj));
-      j.Set("contiguous", AllocationJson(r.contiguous));
-      j.Set("paged", AllocationJson(r.paged));
+      j.Set("max_num_seqs", cap.config.max_num_seqs);
+      j.Set("contiguous", AllocationJson(r.contiguous, cap));
+      j.Set("paged", AllocationJson(r.paged, cap));
       if (r.has_prefix) {
-        Json pj = AllocationJson(r.prefix);
+        Json pj = AllocationJson(r.prefix, cap);
         pj.Set("shared_prefix_tokens", shared_prefix);
         pj.Set("shared_blocks", r.prefix_blocks);
         pj.Set("shared_bytes", r.prefix.shared_bytes);
@@ -162,6 +164,14 @@ void Run(const PagingOptions& o) {
         t.AddRow(row);
       };
       add("concurrent requests", [](const AllocationResult& a) { return Count(a.concurrency); });
+      // What fits in memory, and what the scheduler runs of it at once.
+      bool capped = false;
+      for (const AllocationResult* a : cols)
+        capped = capped || cap.RunningAtOnce(a->concurrency) < a->concurrency;
+      if (capped) {
+        add(fmt::format("  runs at once (max-num-seqs {})", WithCommas(cap.config.max_num_seqs)),
+            [&cap](const AllocationResult& a) { return Count(cap.RunningAtOnce(a.concurrency)); });
+      }
       add("memory per request", [](const AllocationResult& a) {
         return FormatGiB(static_cast<uint64_t>(a.mean_request_bytes));
       });

@@ -5,14 +5,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cli/commands.h"
 #include "cli/deploy_flags.h"
-#include "util/atomic_file.h"
 #include "report/chart.h"
 #include "report/json.h"
 #include "report/svg.h"
 #include "report/table.h"
 #include "spec/catalog.h"
+#include "util/atomic_file.h"
 #include "util/units.h"
 
 namespace kvplan {
@@ -41,6 +43,10 @@ std::vector<uint64_t> ParseList(const std::vector<std::string>& items, const cha
 
 std::string Count(uint64_t v) {
   return v == UINT64_MAX ? "unbounded" : WithCommas(v);
+}
+
+bool AboveSeqCap(const CapacityResult& cap, uint64_t batch) {
+  return cap.RunningAtOnce(batch) < batch;
 }
 
 Chart MakeChart(const ModelSpec& m, const HardwareSpec& hw, const CapacityResult& cap,
@@ -125,12 +131,14 @@ void Run(const TradeoffOptions& o) {
       j.Set("block_size", cap.block_size);
       j.Set("num_blocks", cap.num_blocks);
       j.Set("max_model_len", cap.max_model_len);
+      j.Set("max_num_seqs", cap.config.max_num_seqs);
       Json bc = Json::MakeArray();
       for (const ContextPoint& p : t.by_context) {
         Json r;
         r.Set("context_tokens", p.context);
         r.Set("blocks_per_request", p.blocks_per_request);
         r.Set("max_batch", p.max_batch);
+        r.Set("max_running", cap.RunningAtOnce(p.max_batch));
         bc.Push(std::move(r));
       }
       j.Set("by_context", std::move(bc));
@@ -140,6 +148,7 @@ void Run(const TradeoffOptions& o) {
         r.Set("batch", p.batch);
         r.Set("max_context_tokens", p.max_context);
         r.Set("at_model_limit", p.at_limit);
+        r.Set("above_max_num_seqs", AboveSeqCap(cap, p.batch));
         bb.Push(std::move(r));
       }
       j.Set("by_batch", std::move(bb));
@@ -162,9 +171,18 @@ void Run(const TradeoffOptions& o) {
     }
     case Format::kText: {
       std::string out = Header(m, hw, cap) + "\n";
-      Table bc({"context", "blocks each", "max batch"});
+      // Memory's answer, and what the scheduler runs of it: no more than
+      // max_num_seqs at once (llama.cpp serves its -np, the batch asked about).
+      const bool capped = cap.config.engine != Engine::kLlamaCpp;
+      const std::string running =
+          fmt::format("runs at once (max-num-seqs {})", WithCommas(cap.config.max_num_seqs));
+      Table bc(capped ? std::vector<std::string>{"context", "blocks each", "max batch", running}
+                      : std::vector<std::string>{"context", "blocks each", "max batch"});
       for (const ContextPoint& p : t.by_context) {
-        bc.AddRow({FormatTokens(p.context), WithCommas(p.blocks_per_request), Count(p.max_batch)});
+        std::vector<std::string> row = {FormatTokens(p.context), WithCommas(p.blocks_per_request),
+                                        Count(p.max_batch)};
+        if (capped) row.push_back(Count(cap.RunningAtOnce(p.max_batch)));
+        bc.AddRow(std::move(row));
       }
       Table bb({"batch", "max context"});
       // The cap is max-model-len: the model's own limit unless one was given
@@ -173,12 +191,22 @@ void Run(const TradeoffOptions& o) {
                                 : cap.max_model_len == m.max_context   ? " (model limit)"
                                                                        : " (max-model-len)";
       for (const BatchPoint& p : t.by_batch) {
-        bb.AddRow({WithCommas(p.batch),
+        const bool queued = AboveSeqCap(cap, p.batch) && p.max_context != 0;
+        bb.AddRow({WithCommas(p.batch) + (queued ? "*" : ""),
                    p.max_context == 0 ? "does not fit"
                                       : FormatTokens(p.max_context) + (p.at_limit ? limit : "")});
       }
+      uint64_t above = 0;
+      for (const BatchPoint& p : t.by_batch)
+        above += AboveSeqCap(cap, p.batch) && p.max_context != 0;
       out += "Max batch for each context length:\n" + bc.Text() + "\n";
       out += "Max context for each batch size:\n" + bb.Text();
+      if (above != 0) {
+        out += fmt::format(
+            "* above max-num-seqs {}: fits in memory, but the scheduler runs {} at once and "
+            "queues the rest (raise --max-num-seqs)\n",
+            WithCommas(cap.config.max_num_seqs), WithCommas(cap.config.max_num_seqs));
+      }
       if (!o.no_chart) out += "\n" + RenderTerminalChart(chart);
       if (!o.svg.empty()) out += fmt::format("\nwrote {}\n", o.svg);
       Print(out);
@@ -212,9 +240,10 @@ void SetupTradeoffCommand(CLI::App& app, int& exit_code) {
   kvplan tradeoff qwen3-8b --gpu l40s --contexts 2K,8K,32K --batches 1,16,64 --format csv
 
 Both grids count whole KV blocks the way the engine admits requests, so the
-row at max-model-len matches `kvplan capacity`'s maximum concurrency. For
-llama.cpp, which serves the -np sequences it was given, the batch is how far
-memory would let -np go.)");
+row at max-model-len matches `kvplan capacity`'s maximum concurrency; "runs
+at once" caps it at max-num-seqs, the scheduler's limit. For llama.cpp,
+which serves the -np sequences it was given, the batch is how far memory
+would let -np go.)");
   sub->callback([o, &exit_code] {
     Run(*o);
     exit_code = 0;

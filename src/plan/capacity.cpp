@@ -284,6 +284,11 @@ void AddLint(CapacityResult& r, Severity s, std::string code, std::string messag
 
 }  // namespace
 
+uint64_t CapacityResult::RunningAtOnce(uint64_t requests) const {
+  if (config.engine == Engine::kLlamaCpp || config.max_num_seqs == 0) return requests;
+  return std::min(requests, config.max_num_seqs);
+}
+
 bool CapacityResult::HasError() const {
   return std::any_of(lints.begin(), lints.end(),
                      [](const Lint& l) { return l.severity == Severity::kError; });
