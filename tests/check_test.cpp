@@ -35,6 +35,13 @@ requirements:
   min_concurrency: 8
 )";
 
+// Exit 2, nothing on stdout, one line on stderr: `kvplan: error: ` + `line`.
+void CheckOneLineError(const kvplan::test::CliResult& r, const std::string& line) {
+  CHECK(r.exit_code == 2);
+  CHECK(r.out == "");
+  CHECK(r.err == "kvplan: error: " + line + "\n");
+}
+
 std::string ErrorOf(const std::string& text) {
   try {
     ParseDeployConfig(text, "d.yaml");
@@ -395,8 +402,10 @@ TEST_CASE("vLLM command lines: aliases, --flag=value, ignored flags") {
   CHECK(*d.args.max_num_seqs == 64);
   REQUIRE(d.notes.size() == 1);
   CHECK(d.notes[0] ==
-        "ignored (no effect on the KV cache): CUDA_VISIBLE_DEVICES=0,1, --port 8000, "
-        "--api-key secret key, --disable-log-requests");
+        "ignored (no effect on the KV cache): CUDA_VISIBLE_DEVICES=..., --port ..., "
+        "--api-key ..., --disable-log-requests");
+  // Values are not echoed: an API key or token would land in the CI log.
+  CHECK(d.notes[0].find("secret") == std::string::npos);
   DeployConfig py = ParseVllmCommand(
       "python -m vllm.entrypoints.openai.api_server --model \"/models/my llama\" "
       "--pipeline-parallel-size 2 --no-enable-prefix-caching");
@@ -483,13 +492,64 @@ TEST_CASE("vLLM --dtype and --quantization: the model's dtype and the weights' f
                    "'bitsandbytes' (known: fp32, fp16, bf16, fp8, int8, int4, nvfp4, mxfp4)\n");
 }
 
+TEST_CASE("--vllm-args: docker commands, '--', a flag without its value, a checkpoint folder") {
+  // `docker run ... vllm/vllm-openai[:tag] ARGS`: ARGS are vLLM's, -e / --env
+  // are its environment (the values of ignored ones are not echoed).
+  DeployConfig d = ParseVllmCommand(
+      "docker run --runtime nvidia --gpus all -v ~/.cache/huggingface:/root/.cache/huggingface "
+      "-e VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 --env HF_TOKEN=hf_secret -p 8000:8000 --ipc=host "
+      "vllm/vllm-openai:latest --model meta-llama/Llama-3.1-8B --max-model-len 200000 -tp 2");
+  CHECK(d.model == "meta-llama/Llama-3.1-8B");
+  CHECK(*d.args.max_model_len == 200000);
+  CHECK(*d.args.tp == 2);
+  CHECK(d.vllm_allow_long_max_model_len);
+  REQUIRE(d.notes.size() == 1);
+  CHECK(d.notes[0] == "ignored (no effect on the KV cache): HF_TOKEN=...");
+  CHECK(ParseVllmCommand("docker run -eVLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 vllm/vllm-openai "
+                         "--model m")
+            .vllm_graph_profiling);
+  CHECK_THROWS_WITH(ParseVllmCommand("docker run -it ubuntu vllm serve m"),
+                    "--vllm-args: a docker command without the vllm/vllm-openai image: give the "
+                    "arguments after the image, or `vllm serve MODEL ...`");
+  // argparse reads what follows "--" as positional: vllm serve refuses it.
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m -- --max-model-len 4096"),
+                    "--vllm-args: '--' ends the options: vllm serve would read '--max-model-len' "
+                    "as a positional argument and refuse it");
+  CHECK(ParseVllmCommand("vllm serve m --").model == "m");
+  // A flag followed by another flag was given no value (not "negative").
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --max-model-len --max-num-seqs 4"),
+                    "--vllm-args: --max-model-len needs a value (the next word is the flag "
+                    "--max-num-seqs)");
+  // `vllm serve ./folder`: a downloaded checkpoint's config.json.
+  const std::string dir = TempDir() + "/Qwen3-8B";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(SourcePath("tests/data/hf/qwen3-8b.json"), dir + "/config.json");
+  auto r =
+      RunKvplan("check --gpu h100-sxm --vllm-args 'vllm serve " + dir + " --max-model-len 4096'");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("--vllm-args: qwen3-8b on 1 x h100-sxm") !=
+        std::string::npos);  // the folder names it
+  auto size = RunKvplan("size " + dir + " -c 1K --format json");
+  CHECK(size.exit_code == 0);
+  CHECK(size.out.find("\"bytes_per_token\": 147456") != std::string::npos);  // 36 x 8 x 128 x 2 x 2
+  const std::string empty = TempDir() + "/empty-model";
+  std::filesystem::create_directories(empty);
+  CheckOneLineError(
+      RunKvplan("size " + empty),
+      empty +
+          ": a folder without config.json (a model folder is a Hugging Face checkpoint "
+          "with its config.json)");
+  CheckOneLineError(RunKvplan("check --gpu h100-sxm --vllm-args 'vllm serve ./no-such-model'"),
+                    "model: ./no-such-model: cannot open file: No such file or directory");
+}
+
 TEST_CASE("check --vllm-args runs the same checks as a config file") {
   auto r = RunKvplan("check --vllm-args \"vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768 "
                      "-tp 2 --port 8000\" --gpu h100-sxm --require-concurrency 8");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("llama-3.1-8b on 2 x h100-sxm, vllm tp 2, max_model_len 32,768") !=
         std::string::npos);
-  CHECK(r.out.find("note: ignored (no effect on the KV cache): --port 8000") != std::string::npos);
+  CHECK(r.out.find("note: ignored (no effect on the KV cache): --port ...") != std::string::npos);
   auto f = RunKvplan("check --vllm-args 'vllm serve falcon-7b -tp 2' --gpu h100-sxm "
                      "--require-concurrency 1");
   CHECK(f.exit_code == 1);
@@ -576,7 +636,9 @@ TEST_CASE(
   CHECK(off.exit_code == 1);
   // Other variables are named as ignored, not dropped silently.
   auto other = RunKvplan("check --vllm-args \"HF_HOME=/x " + cmd);
-  CHECK(other.out.find("ignored (no effect on the KV cache): HF_HOME=/x") != std::string::npos);
+  CHECK(other.out.find("ignored (no effect on the KV cache): HF_HOME=...") != std::string::npos);
+  auto token = RunKvplan("check --vllm-args \"HF_TOKEN=hf_abc123 " + cmd);
+  CHECK(token.out.find("hf_abc123") == std::string::npos);
 }
 
 TEST_CASE("check text: one request is singular") {

@@ -60,6 +60,19 @@ ModelSpec LoadModel(std::string_view arg) {
   std::error_code ec;
   if (std::filesystem::exists(std::filesystem::path(arg), ec)) {
     std::string path(arg);
+    // A downloaded checkpoint's folder, as `vllm serve ./Llama-3.1-8B` takes
+    // it: its Hugging Face config.json.
+    if (std::filesystem::is_directory(std::filesystem::path(arg), ec) && !EndsWith(arg, ".yaml") &&
+        !EndsWith(arg, ".yml") && !EndsWith(arg, ".json")) {
+      const std::string config = (std::filesystem::path(arg) / "config.json").string();
+      if (!std::filesystem::exists(config, ec)) {
+        Fail(
+            "{}: a folder without config.json (a model folder is a Hugging Face checkpoint "
+            "with its config.json)",
+            path);
+      }
+      return ImportHfConfigFile(config).spec;
+    }
     if (EndsWith(path, ".json")) return ImportHfConfigFile(path).spec;
     return ParseModelYaml(ReadTextFile(path), path);
   }
@@ -69,8 +82,12 @@ ModelSpec LoadModel(std::string_view arg) {
     if (Lower(m.name) == key || (!m.hf_repo.empty() && Lower(m.hf_repo) == key)) return m;
     names.push_back(m.name);
   }
-  if (LooksLikePath(arg) && (EndsWith(arg, ".yaml") || EndsWith(arg, ".yml") ||
-                             EndsWith(arg, ".json"))) {
+  // A file name, or a relative or absolute path (an HF repo id has one '/'
+  // but starts with neither '.' nor '/'), that is not there.
+  if ((LooksLikePath(arg) &&
+       (EndsWith(arg, ".yaml") || EndsWith(arg, ".yml") || EndsWith(arg, ".json"))) ||
+      arg.starts_with("./") || arg.starts_with("../") || arg.starts_with("/") ||
+      arg.starts_with("~/")) {
     Fail("{}: cannot open file: No such file or directory", arg);
   }
   Fail("unknown model '{}'{}; `kvplan models` lists the catalog", arg, DidYouMean(arg, names));

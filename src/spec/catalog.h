@@ -31,8 +31,10 @@ const std::vector<HardwareSpec>& CatalogHardware();
 /// or names an existing file.
 bool LooksLikePath(std::string_view arg);
 
-/// A model from a path (spec YAML or a Hugging Face config.json) or a catalog name / HF repo id (case-insensitive).
-/// Unknown names get the closest matches suggested. Throws Error.
+/// A model from a path (spec YAML, a Hugging Face config.json, or a
+/// checkpoint folder holding one) or a catalog name / HF repo id
+/// (case-insensitive). Unknown names get the closest matches suggested.
+/// Throws Error.
 ModelSpec LoadModel(std::string_view arg);
 
 /// An accelerator from a path (spec or bench profile) or a catalog name.

@@ -131,23 +131,47 @@ DeployConfig ParseVllmCommand(std::string_view line) {
   constexpr std::string_view kGraphEnv = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=";
   constexpr std::string_view kLongEnv = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=";
   std::vector<std::string> ignored;
-  for (; i < w.size() && w[i].find('=') != std::string::npos && w[i][0] != '-'; ++i) {
-    if (w[i].starts_with(kGraphEnv)) {
-      const std::string v = w[i].substr(kGraphEnv.size());
+  const auto env = [&](const std::string& assignment) {
+    if (assignment.starts_with(kGraphEnv)) {
+      const std::string v = assignment.substr(kGraphEnv.size());
       if (v != "0" && v != "1") {
         Fail("{}: expected 0 or 1, got '{}'", kGraphEnv.substr(0, kGraphEnv.size() - 1), v);
       }
       d.vllm_graph_profiling = v == "1";
-    } else if (w[i].starts_with(kLongEnv)) {
-      const std::string v = Lower(w[i].substr(kLongEnv.size()));
+    } else if (assignment.starts_with(kLongEnv)) {
+      const std::string v = Lower(assignment.substr(kLongEnv.size()));
       if (v != "0" && v != "1" && v != "true" && v != "false") {
         Fail("{}: expected 1/true or 0/false, got '{}'", kLongEnv.substr(0, kLongEnv.size() - 1),
-             w[i].substr(kLongEnv.size()));
+             assignment.substr(kLongEnv.size()));
       }
       d.vllm_allow_long_max_model_len = v == "1" || v == "true";
     } else {
-      ignored.push_back(w[i]);
+      // The name only: values are often secrets (HF_TOKEN) and land in CI logs.
+      ignored.push_back(assignment.substr(0, assignment.find('=')) + "=...");
     }
+  };
+  for (; i < w.size() && w[i].find('=') != std::string::npos && w[i][0] != '-'; ++i) env(w[i]);
+  // `docker run [docker options] vllm/vllm-openai[:tag] ARGS`: the image's
+  // entrypoint is the API server, so ARGS are vLLM's; docker's -e/--env
+  // assignments are the server's environment. Docker's other options are
+  // not vLLM's and are skipped.
+  if (i < w.size() && (w[i] == "docker" || w[i] == "podman" || w[i].ends_with("/docker"))) {
+    size_t image = i + 1;
+    while (image < w.size() && w[image].find("vllm-openai") == std::string::npos) ++image;
+    if (image == w.size()) {
+      Fail(
+          "--vllm-args: a {} command without the vllm/vllm-openai image: give the arguments "
+          "after the image, or `vllm serve MODEL ...`",
+          w[i]);
+    }
+    for (size_t k = i + 1; k < image; ++k) {
+      if ((w[k] == "-e" || w[k] == "--env") && k + 1 < image) {
+        env(w[++k]);
+      } else if (w[k].starts_with("--env=") || (w[k].starts_with("-e") && w[k].size() > 2)) {
+        env(w[k].substr(w[k][1] == 'e' ? 2 : 6));
+      }
+    }
+    i = image + 1;
   }
   if (i < w.size() && (w[i] == "vllm" || w[i].ends_with("/vllm"))) {
     ++i;
@@ -172,6 +196,17 @@ DeployConfig ParseVllmCommand(std::string_view line) {
   };
   for (; i < w.size(); ++i) {
     const std::string& word = w[i];
+    // argparse reads every word after "--" as positional: a second model,
+    // which vllm serve refuses.
+    if (word == "--") {
+      if (i + 1 < w.size()) {
+        Fail(
+            "--vllm-args: '--' ends the options: vllm serve would read '{}' as a positional "
+            "argument and refuse it",
+            w[i + 1]);
+      }
+      continue;
+    }
     if (word.empty() || word[0] != '-' || word == "-") {
       if (d.model.empty()) {
         d.model = word;
@@ -195,10 +230,14 @@ DeployConfig ParseVllmCommand(std::string_view line) {
     }
     if (flag == nullptr) {
       // Not a cache flag: skip it and the value that follows it, if any.
-      std::string note = word;
+      // Named without its value: --api-key and --hf-token values are
+      // secrets, and the notes land in CI logs.
+      std::string note = word.substr(0, eq);
       if (!has_value && i + 1 < w.size() && (w[i + 1].empty() || w[i + 1][0] != '-')) {
-        note += " " + w[++i];
+        ++i;
+        has_value = true;
       }
+      if (has_value) note += " ...";
       std::string near = DidYouMean(name, known);
       ignored.push_back(note + near);
       continue;
@@ -220,6 +259,10 @@ DeployConfig ParseVllmCommand(std::string_view line) {
     }
     if (!has_value) {
       if (i + 1 >= w.size()) Fail("--vllm-args: {} needs a value", word);
+      // The next word is another flag: this one was given no value.
+      if (w[i + 1].starts_with("--")) {
+        Fail("--vllm-args: {} needs a value (the next word is the flag {})", word, w[i + 1]);
+      }
       value = w[++i];
     }
     std::string what = std::string("--vllm-args: ") + flag->name;
