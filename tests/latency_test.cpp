@@ -1,10 +1,12 @@
+#include "plan/latency.h"
+
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "cli_runner.h"
-#include "plan/latency.h"
 #include "spec/catalog.h"
 #include "util/units.h"
 
@@ -101,7 +103,7 @@ TEST_CASE("bandwidth: datasheet x efficiency, or the measured curve interpolated
   CHECK(e.weights.pass_bytes == 1'050'673'152);
   std::vector<uint64_t> sizes;
   for (auto [bytes, n] : kLlama8bPasses) sizes.push_back(bytes);
-  CHECK(WeightPassBytes(c, e.weight_bytes) == sizes);
+  CHECK(WeightPassBytes(c, e.weight_bytes, 1) == sizes);
 }
 
 TEST_CASE("decode step of Llama-3.1-8B on an H100, by hand") {
@@ -246,16 +248,26 @@ TEST_CASE("the weights are read matrix by matrix: the passes cover every byte a 
                             (h100.memory_bandwidth_gbps * kDatasheetBandwidthEfficiency * 1e9)));
     }
   }
-  // Mixtral: each routed expert is its own GEMV (gate+up 28,672 x 4,096 x
-  // 2 B, down 4,096 x 14,336 x 2 B), read at the touched fraction: a batch
-  // of 1 reads 2 of 8, as the step's byte count says.
+  // Mixtral: a layer's routed experts are one fused-MoE pass per matrix
+  // (8 x gate+up 28,672 x 4,096 x 2 B, 8 x down 4,096 x 14,336 x 2 B, in
+  // each of 32 layers), read at the touched fraction: a batch of 1 reads 2
+  // of 8, as the step's byte count says, and the curve is read at 2
+  // experts' bytes.
   const ModelCost mixtral = Cost("mixtral-8x7b");
   std::vector<std::pair<uint64_t, uint64_t>> experts;
   for (const ModelCost::WeightPass& p : mixtral.weight_passes) {
     if (p.expert) experts.emplace_back(p.bytes, p.total / p.bytes);
   }
   CHECK(experts ==
-        std::vector<std::pair<uint64_t, uint64_t>>{{117'440'512, 256}, {234'881'024, 256}});
+        std::vector<std::pair<uint64_t, uint64_t>>{{939'524'096, 32}, {1'879'048'192, 32}});
+  const std::vector<uint64_t> b1_sizes = WeightPassBytes(mixtral, 0, 1);
+  CHECK(std::count(b1_sizes.begin(), b1_sizes.end(), 234'881'024) == 1);  // 2 x 117 MB (down)
+  CHECK(std::count(b1_sizes.begin(), b1_sizes.end(), 469'762'048) == 1);  // 2 x 235 MB (gate+up)
+  CHECK(std::count(b1_sizes.begin(), b1_sizes.end(), 939'524'096) == 0);
+  // A batch of 64 touches 1 - (6/8)^64 = 1 - 1.0e-8 of them: nearly all,
+  // 1,879,048,192 x (1 - 1.0e-8) = 1,879,048,173 B of gate+up.
+  const std::vector<uint64_t> b64_sizes = WeightPassBytes(mixtral, 0, 64);
+  CHECK(b64_sizes.back() == 1'879'048'173);
   HardwareSpec flat = WithCurve(LoadHardware("a100-80gb"), {{1'000'000, 10}, {100'000'000, 20}});
   flat.measured->weights_curve = {{1'000'000, 10, 1}, {100'000'000, 20, 1}};
   const StepEstimate b1 = EstimateDecodeStep(mixtral, flat, 1024, 1);
@@ -538,6 +550,15 @@ TEST_CASE("latency CLI: a grouped profile names its groups and the model's, and 
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("(4 points at GQA groups 1, 4; attention read at group 4; weights at the GEMV "
                    "curve, 2 points, each matrix at its size, test machine)") != std::string::npos);
+  // A model known only by its params has no matrices: one layer's share, said so.
+  const std::string params_only = kvplan::test::WriteFile(
+      kvplan::test::TempDir(), "ponly.yaml",
+      "name: ponly\nsource: test\nlayers: 32\nhidden_size: 4096\nquery_heads: 32\nkv_heads: 8\n"
+      "head_dim: 128\nmax_context: 8192\nparams: 8000000000\nweight_dtype: bf16\n");
+  CliResult p = RunKvplan("latency " + params_only + " --profile " + profile + " -c 1K");
+  REQUIRE(p.exit_code == 0);
+  CHECK(p.out.find("weights at the GEMV curve, 2 points, at one layer's share (no "
+                   "architecture), test machine)") != std::string::npos);
   CliResult j = RunKvplan("latency llama-3.1-8b --profile " + profile + " -c 8K --format json");
   REQUIRE(j.exit_code == 0);
   CHECK(j.out.find("\"weights\": {") != std::string::npos);

@@ -50,7 +50,8 @@ std::string Ms(double s) {
 }
 std::string Rate(double per_s) { return per_s >= 100 ? fmt::format("{:.0f}", per_s) : fmt::format("{:.3g}", per_s); }
 
-std::string BandwidthSource(const HardwareSpec& hw, uint64_t group) {
+std::string BandwidthSource(const HardwareSpec& hw, const ModelCost& cost) {
+  const uint64_t group = cost.attention_group;
   if (HasMeasuredCurve(hw)) {
     std::vector<uint64_t> groups;
     for (const BandwidthPoint& p : hw.measured->curve) {
@@ -64,11 +65,12 @@ std::string BandwidthSource(const HardwareSpec& hw, uint64_t group) {
         hw.measured->weights_curve.empty()
             ? ""
             : fmt::format(
-                  "; weights at the GEMV curve, {} points{}, each matrix at its size",
-                  hw.measured->weights_curve.size(),
+                  "; weights at the GEMV curve, {} points{}, {}", hw.measured->weights_curve.size(),
                   hw.measured->weights_curve.back().batch > 1
                       ? fmt::format(" at batch 1-{}", hw.measured->weights_curve.back().batch)
-                      : "");
+                      : "",
+                  cost.weight_passes.empty() ? "at one layer's share (no architecture)"
+                                             : "each matrix at its size");
     return fmt::format("measured curve of {} ({} points{}{}, {})", hw.origin, hw.measured->curve.size(),
                        by_group, weights,
                        hw.measured->machine.empty() ? hw.display_name : hw.measured->machine);
@@ -247,7 +249,7 @@ std::string ToText(const Setup& s, const StepEstimate& decode, const StepEstimat
   std::string out;
   out += fmt::format("{} on {} · weights {} · KV cache {} · tensor parallel {}\n", s.model.name,
                      s.hw.display_name, s.cost.weight_format, s.kv_dtype, s.cost.tp);
-  out += fmt::format("bandwidth: {}\n", BandwidthSource(s.hw, s.cost.attention_group));
+  out += fmt::format("bandwidth: {}\n", BandwidthSource(s.hw, s.cost));
   if (s.cost.compute_dtype == s.cost.attention_dtype) {
     out +=
         fmt::format("compute:   {}\n\n", PeakLabel(s.hw, s.cost.compute_dtype, decode.peak_flops));

@@ -278,7 +278,7 @@ void RemeasurePointsRead(HardwareSpec& hw, const ModelCost& cost, const StepEsti
   }
   // Every weight matrix's size reads its own points; each point once.
   std::vector<size_t> points;
-  for (uint64_t bytes : WeightPassBytes(cost, e.weight_bytes)) {
+  for (uint64_t bytes : WeightPassBytes(cost, e.weight_bytes, batch)) {
     for (size_t i : WeightsCurvePointsRead(hw, bytes, batch)) {
       if (std::find(points.begin(), points.end(), i) == points.end()) points.push_back(i);
     }

@@ -39,9 +39,11 @@ std::string_view FusedPass(std::string_view name) {
 }
 
 // The weight passes of one decode step: per layer, one per matrix (fused as
-// FusedPass says; a routed expert tensor one per expert) and one for the
-// layer's vectors (norms, biases); the lm_head (or tied embedding) and the
-// final norm. Lookup tables (`lookup`) are not read whole and are left out.
+// FusedPass says; the routed experts' gate+up and down one each, as a fused
+// MoE kernel streams the touched experts' stacked weights in one launch) and
+// one for the layer's small tensors (norms, biases, the router); the lm_head
+// (or tied embedding) and the final norm. Lookup tables are not read whole
+// and are left out.
 std::vector<ModelCost::WeightPass> BuildWeightPasses(const ModelTensors& tensors,
                                                      const WeightFormat& format, uint64_t tp,
                                                      bool untied_embedding) {
@@ -62,7 +64,7 @@ std::vector<ModelCost::WeightPass> BuildWeightPasses(const ModelTensors& tensors
     for (const WeightTensor& w : layer) {
       const uint64_t bytes = TensorBytes(w, format, tp);
       if (w.part == TensorPart::kExperts && w.copies > 1) {
-        add(bytes / w.copies, bytes, true);
+        add(bytes, bytes, true);
       } else if (!w.linear) {
         vectors = CheckedAdd(vectors, bytes);
       } else {
@@ -292,16 +294,33 @@ std::vector<size_t> WeightsCurvePointsRead(const HardwareSpec& hw, uint64_t byte
   return Indices(CurveTerms2(hw.measured->weights_curve, &BandwidthPoint::batch, batch, bytes));
 }
 
-std::vector<uint64_t> WeightPassBytes(const ModelCost& cost, uint64_t weight_bytes) {
+namespace {
+
+// The bytes a pass reads, where the curve is read: a routed-expert pass, the
+// touched experts' share of the layer's stacked experts.
+uint64_t PassLookupBytes(const ModelCost::WeightPass& p, double touched) {
+  if (!p.expert) return p.bytes;
+  return std::max<uint64_t>(
+      1, static_cast<uint64_t>(std::llround(static_cast<double>(p.bytes) * touched)));
+}
+
+}  // namespace
+
+std::vector<uint64_t> WeightPassBytes(const ModelCost& cost, uint64_t weight_bytes,
+                                      uint64_t batch) {
   std::vector<uint64_t> out;
   if (cost.weight_passes.empty()) {
-    if (weight_bytes != 0)
+    if (weight_bytes != 0) {
       out.push_back(std::max<uint64_t>(1, weight_bytes / std::max<uint64_t>(1, cost.layers)));
+    }
     return out;
   }
+  const double touched = ExpertsTouchedFraction(cost.experts, cost.experts_per_token, batch);
   for (const ModelCost::WeightPass& p : cost.weight_passes) {
-    if (out.empty() || out.back() != p.bytes) out.push_back(p.bytes);
+    out.push_back(PassLookupBytes(p, touched));
   }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
@@ -354,7 +373,7 @@ double WeightsMemorySeconds(const ModelCost& cost, const HardwareSpec& hw, uint6
   }
   double seconds = 0;
   for (const ModelCost::WeightPass& p : cost.weight_passes) {
-    const double bw = WeightsBandwidthGbps(hw, p.bytes, batch);
+    const double bw = WeightsBandwidthGbps(hw, PassLookupBytes(p, touched), batch);
     if (bw <= 0) return 0;
     seconds += static_cast<double>(p.total) * (p.expert ? touched : 1.0) / (bw * 1e9);
   }
@@ -374,7 +393,7 @@ StepEstimate Finish(StepEstimate e, const ModelCost& cost, double weight_flops,
   // Each layer's attention is a separate pass: its bandwidth is looked up at
   // one layer's bytes. Each weight matrix is a GEMV of its own: the weights'
   // bandwidth is their bytes over the sum of each matrix's time.
-  const std::vector<uint64_t> weight_passes = WeightPassBytes(cost, e.weight_bytes);
+  const std::vector<uint64_t> weight_passes = WeightPassBytes(cost, e.weight_bytes, batch);
   const uint64_t kv_pass = PassBytes(e.kv_bytes, cost.cache_layers);
   const double weights_s = WeightsMemorySeconds(cost, hw, e.weight_bytes, batch, touched);
   e.weights = Phase(e.weight_bytes, weight_passes.empty() ? 0 : weight_passes.back(), weight_flops,

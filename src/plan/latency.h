@@ -17,7 +17,7 @@
 // interpolation, clamped at the ends), and small passes stream slower than
 // large ones: attention is one pass per layer over its slice of the cache;
 // the weights one GEMV per matrix (q/k/v fused as engines fuse them, gate
-// and up likewise, each routed expert its own), so the weight bytes over
+// and up likewise, a layer's touched routed experts one fused-MoE pass), so the weight bytes over
 // bandwidth is a sum over the matrices, each at its own size. With no curve
 // it is the datasheet figure x kDatasheetBandwidthEfficiency.
 // Prefill of a P-token prompt, the same two phases:
@@ -74,9 +74,10 @@ struct ModelCost {
   /// what the weights curve is read at. Empty when only `params` is known
   /// (no architecture): then one pass per layer of a layer's share.
   struct WeightPass {
-    uint64_t bytes = 0;   // one matrix (a routed expert's: one expert's slice) per rank
+    uint64_t bytes = 0;   // one matrix per rank (routed experts: one layer's stacked
+                          // experts, of which a step reads the touched fraction)
     uint64_t total = 0;   // every read of this size in one step, all experts touched
-    bool expert = false;  // a routed expert's: a step reads the touched fraction of total
+    bool expert = false;  // routed experts: a step reads the touched fraction of total
   };
   std::vector<WeightPass> weight_passes;  // sorted by bytes; totals sum to
                                           // dense_weight_bytes + expert_weight_bytes
@@ -116,11 +117,12 @@ std::vector<size_t> CurvePointsRead(const HardwareSpec& hw, uint64_t bytes, uint
 /// none where there is no weights curve).
 std::vector<size_t> WeightsCurvePointsRead(const HardwareSpec& hw, uint64_t bytes, uint64_t batch);
 
-/// The sizes the weights curve is read at for one step that reads
-/// `weight_bytes` of weights: each of cost.weight_passes' sizes (the
-/// touched experts' included), or one layer's share of `weight_bytes` when
-/// the architecture is not known.
-std::vector<uint64_t> WeightPassBytes(const ModelCost& cost, uint64_t weight_bytes);
+/// The sizes (ascending, each once) the weights curve is read at for one
+/// step of `batch` sequences (prefill: tokens) that reads `weight_bytes` of
+/// weights: each of cost.weight_passes' sizes, a routed-expert pass at the
+/// touched fraction of its layer's experts; or one layer's share of
+/// `weight_bytes` when the architecture is not known.
+std::vector<uint64_t> WeightPassBytes(const ModelCost& cost, uint64_t weight_bytes, uint64_t batch);
 
 /// True when StepBandwidthGbps uses a measured curve.
 inline bool HasMeasuredCurve(const HardwareSpec& hw) {
