@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "cli/commands.h"
 #include "cli/deploy_flags.h"
 #include "report/json.h"
@@ -22,6 +24,7 @@ struct CompareOptions {
   DeployFlags deploy;
   std::string vary;
   std::string format = "text";
+  std::set<std::string> given;  // the --vary keys also given as their own flag
 };
 
 const std::vector<std::string>& VaryKeys() {
@@ -104,6 +107,13 @@ void Run(const CompareOptions& o) {
       std::string list;
       for (const std::string& k : VaryKeys()) list += (list.empty() ? "" : ", ") + k;
       Fail("--vary: unknown setting '{}'{} (one of: {})", key, DidYouMean(key, VaryKeys()), list);
+    }
+    // A setting both given and varied: the --vary values would win silently.
+    if (o.given.count(key) != 0) {
+      Fail(
+          "compare: --{} and --vary {} both set {}: give it once (the --vary values are the "
+          "columns)",
+          key, key, key);
     }
   }
   if (o.models.size() * values.size() < 2) {
@@ -272,14 +282,9 @@ void SetupCompareCommand(CLI::App& app, int& exit_code) {
 Every other flag applies to all columns. With several models and --vary,
 each model gets one column per value.)");
   sub->callback([o, sub, &exit_code] {
-    // A setting both given and varied: the --vary values would win silently.
-    const std::string key = o->vary.substr(0, o->vary.find('='));
-    if (const CLI::Option* given = key.empty() ? nullptr : sub->get_option_no_throw("--" + key);
-        given != nullptr && given->count() > 0) {
-      Fail(
-          "compare: --{} and --vary {} both set {}: give it once (the --vary values are the "
-          "columns)",
-          key, key, key);
+    for (const std::string& key : VaryKeys()) {
+      const CLI::Option* flag = sub->get_option_no_throw("--" + key);
+      if (flag != nullptr && flag->count() > 0) o->given.insert(key);
     }
     Run(*o);
     exit_code = 0;
