@@ -673,11 +673,19 @@ TEST_CASE("check FOLDER: a config whose symlink leads nowhere fails the gate, no
   std::filesystem::create_directories(dir);
   WriteFile(dir, "good.yaml", kGood);
   std::filesystem::create_symlink(dir + "/moved-away.yaml", dir + "/prod.yaml");
+  // Two links to each other: no crash, both listed, both fail.
+  std::filesystem::create_symlink(dir + "/loop-b.yaml", dir + "/loop-a.yaml");
+  std::filesystem::create_symlink(dir + "/loop-a.yaml", dir + "/loop-b.yaml");
   auto r = RunKvplan("check '" + dir + "'");
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("good.yaml") != std::string::npos);
-  CHECK((r.out + r.err).find(dir + "/prod.yaml") != std::string::npos);
+  CHECK(r.err.find(dir + "/prod.yaml: cannot open file: No such file or directory") !=
+        std::string::npos);
+  CHECK(r.err.find(dir + "/loop-a.yaml: cannot open file: Too many levels of symbolic links") !=
+        std::string::npos);
+  CHECK(r.err.find("internal error") == std::string::npos);
   auto j = RunKvplan("check '" + dir + "' --format junit");
   CHECK(j.exit_code == 2);
   CHECK(j.out.find("prod.yaml") != std::string::npos);
+  CHECK(j.out.find("errors=\"3\"") != std::string::npos);
 }

@@ -40,9 +40,48 @@ struct Outcome {
   std::string error;  // one line, "file:line:col: field: why" where known
 };
 
+// Walks `dir` in name order, adding its *.yaml and *.yml files to `found`
+// and each folder it cannot read, with the reason, to `unreadable`, then
+// going on with the rest. Hidden folders (.github/workflows, .git) hold YAML
+// that is no deployment config: not entered. Linked folders are not
+// followed (as recursive_directory_iterator does not); a linked config is
+// listed whatever its link leads to, so one that leads nowhere (dangling,
+// a loop, no permission) fails when read instead of being skipped, which
+// would pass a gate with a config missing.
+void WalkConfigs(const std::filesystem::path& dir, std::vector<std::string>& found,
+                 std::vector<std::pair<std::string, std::string>>& unreadable) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::directory_entry> entries;
+  for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    entries.push_back(*it);
+  }
+  if (ec) unreadable.emplace_back(dir.string(), ec.message());
+  std::sort(entries.begin(), entries.end(),
+            [](const fs::directory_entry& x, const fs::directory_entry& y) {
+              return x.path() < y.path();
+            });
+  for (const fs::directory_entry& e : entries) {
+    std::error_code lec;
+    const bool link = e.is_symlink(lec);
+    const std::string name = e.path().filename().string();
+    if (!link && e.is_directory(lec)) {
+      if (name.size() > 1 && name[0] == '.') continue;
+      WalkConfigs(e.path(), found, unreadable);
+      continue;
+    }
+    const std::string ext = e.path().extension().string();
+    if ((ext == ".yaml" || ext == ".yml") && (link || e.is_regular_file(lec))) {
+      found.push_back(e.path().string());
+    }
+  }
+}
+
 // The files the arguments name: each file as given, each folder's *.yaml
-// and *.yml files (sorted). A folder with none is an Outcome of its own, an
-// error, so that --format junit and json still print a whole document.
+// and *.yml files (name order, WalkConfigs). A folder with none is an
+// Outcome of its own, an error, so that --format junit and json still print
+// a whole document; so is each folder the walk cannot read.
 std::vector<Outcome> ExpandPaths(const std::vector<std::string>& args) {
   namespace fs = std::filesystem;
   std::vector<Outcome> out;
@@ -57,35 +96,14 @@ std::vector<Outcome> ExpandPaths(const std::vector<std::string>& args) {
     std::error_code ec;
     if (fs::is_directory(a, ec)) {
       std::vector<std::string> found;
-      // Hidden folders (.github/workflows, .git) hold YAML that is no
-      // deployment config: not entered.
-      for (auto it = fs::recursive_directory_iterator(a, ec);
-           it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        const fs::directory_entry& e = *it;
-        const std::string name = e.path().filename().string();
-        if (e.is_directory() && name.size() > 1 && name[0] == '.') {
-          it.disable_recursion_pending();
-          continue;
-        }
-        std::string ext = e.path().extension().string();
-        // A config whose link leads nowhere is listed too: reading it
-        // fails, where skipping it would pass a gate with a config missing.
-        std::error_code lec;
-        const bool dangling = e.is_symlink(lec) && !fs::exists(e.path(), lec);
-        if ((e.is_regular_file() || dangling) && (ext == ".yaml" || ext == ".yml")) {
-          found.push_back(e.path().string());
-        }
+      std::vector<std::pair<std::string, std::string>> unreadable;
+      WalkConfigs(a, found, unreadable);
+      // A folder that cannot be read is an error: the configs in it would
+      // otherwise go unchecked and the gate pass. The rest are still checked.
+      for (const auto& [folder, why] : unreadable) {
+        add({folder, std::nullopt, fmt::format("{}: cannot read the folder: {}", folder, why)});
       }
-      std::sort(found.begin(), found.end());
-      // A folder that cannot be read (or whose walk broke off) is an error:
-      // the configs in it would otherwise go unchecked and the gate pass.
-      // Those found before it broke off are still checked.
-      if (ec) {
-        add({a, std::nullopt, fmt::format("{}: cannot read the folder: {}", a, ec.message())});
-        for (const std::string& f : found) add({f, std::nullopt, ""});
-        continue;
-      }
-      if (found.empty()) {
+      if (found.empty() && unreadable.empty()) {
         add({a, std::nullopt, a + ": no deployment configs (*.yaml, *.yml) in this folder"});
       }
       for (const std::string& f : found) add({f, std::nullopt, ""});
