@@ -390,6 +390,11 @@ TEST_CASE("import-hf writes atomically and never overwrites without --force") {
   CHECK(ReadFile(dir + "/out.yaml").find("name: gpt2\n") != std::string::npos);
   CHECK(fs::status(dir + "/out.yaml").permissions() ==
         (fs::perms::owner_read | fs::perms::owner_write));
+  // ...but not set-id bits: new content is not made setuid.
+  fs::permissions(dir + "/out.yaml", static_cast<fs::perms>(04755));
+  r = RunKvplan("import-hf " + Fixture("gpt2") + " -o out.yaml --force", dir);
+  CHECK(r.exit_code == 0);
+  CHECK(static_cast<unsigned>(fs::status(dir + "/out.yaml").permissions()) == 0755u);
   // No temporary file is left behind.
   int files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {

@@ -16,6 +16,30 @@
 
 namespace kvplan {
 
+namespace {
+
+// The process's umask, read where reading it changes nothing: Linux's
+// /proc/self/status "Umask:" line. Setting it to read it back
+// (umask(0); umask(old)) would leave a window in which another thread's
+// new files are world-writable; that is the fallback only.
+mode_t CurrentUmask() {
+  if (FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    unsigned mask = 0;
+    bool found = false;
+    while (!found && std::fgets(line, sizeof line, f) != nullptr) {
+      found = std::sscanf(line, "Umask: %o", &mask) == 1;
+    }
+    std::fclose(f);
+    if (found) return static_cast<mode_t>(mask & 0777);
+  }
+  const mode_t mask = umask(0);
+  umask(mask);
+  return mask;
+}
+
+}  // namespace
+
 void WriteFileAtomic(const std::string& path, const std::string& text, bool force) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -54,17 +78,15 @@ void WriteFileAtomic(const std::string& path, const std::string& text, bool forc
     }
     done += static_cast<size_t>(n);
   }
-  // An overwritten file keeps its mode (a 0600 secret stays 0600); a new
-  // one gets what open(2) would give it: 0666 less the umask (mkstemp
-  // makes 0600).
+  // An overwritten file keeps its permission bits (a 0600 secret stays
+  // 0600; set-id bits are not carried onto new content); a new one gets
+  // what open(2) would give it: 0666 less the umask (mkstemp makes 0600).
   mode_t mode = 0;
   struct stat st {};
   if (fs::exists(own) && stat(path.c_str(), &st) == 0) {
-    mode = st.st_mode & 07777;
+    mode = st.st_mode & 0777;
   } else {
-    const mode_t mask = umask(0);
-    umask(mask);
-    mode = 0666 & ~mask;
+    mode = 0666 & ~CurrentUmask();
   }
   fchmod(fd, mode);
   // Closed whatever fsync says; the first failure is the one reported.
