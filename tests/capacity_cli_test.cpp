@@ -205,7 +205,8 @@ TEST_CASE("gpus: the catalog, one device, json") {
   // The memory the driver reports beside the size: what capacity plans with.
   CHECK(all.out.find("usable GiB") != std::string::npos);
   CHECK(all.out.find("    80.00      85.90       79.65") != std::string::npos);  // h100-sxm
-  CHECK(all.out.find("\nusable: the total the driver reports (nvidia-smi)") != std::string::npos);
+  CHECK(all.out.find("\nusable: the total the driver reports (nvidia-smi's on NVIDIA)") !=
+        std::string::npos);
   auto one = RunKvplan("gpus h100-sxm --format json");
   REQUIRE(one.exit_code == 0);
   CHECK(one.out.find("\"memory_bytes\": 85899345920") != std::string::npos);

@@ -158,7 +158,7 @@ void Run(const GpusOptions& o) {
   }
   Print(t.Text(""));
   Print(
-      "usable: the total the driver reports (nvidia-smi), which kvplan plans with; "
+      "usable: the total the driver reports (nvidia-smi's on NVIDIA), which kvplan plans with; "
       "-: none on record, the memory size is used\n");
 }
 
