@@ -3,8 +3,10 @@
 #include "plan/check.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -688,4 +690,17 @@ TEST_CASE("check FOLDER: a config whose symlink leads nowhere fails the gate, no
   CHECK(j.exit_code == 2);
   CHECK(j.out.find("prod.yaml") != std::string::npos);
   CHECK(j.out.find("errors=\"3\"") != std::string::npos);
+  // A FIFO named *.yaml (or a link to one) would block the read forever,
+  // hanging the CI job: it is an error, not opened.
+  REQUIRE(mkfifo((dir + "/pipe.yaml").c_str(), 0644) == 0);
+  std::filesystem::create_symlink(dir + "/pipe.yaml", dir + "/to-pipe.yaml");
+  auto f = RunKvplan("check '" + dir + "'");
+  CHECK(f.exit_code == 2);
+  CHECK(f.err.find(dir + "/pipe.yaml: a FIFO, not a config file") != std::string::npos);
+  // (the link is the same file as pipe.yaml: reported once, as a file named twice is)
+  CHECK(f.err.find("to-pipe.yaml") == std::string::npos);
+  // A pipe named on the command line is read to its end (`size <(cat spec)`).
+  const std::string piped = "cat '" + SourcePath("models/gpt2.yaml") +
+                            "' | '" KVPLAN_BINARY "' size /dev/stdin -c 1K >/dev/null 2>&1";
+  CHECK(std::system(piped.c_str()) == 0);
 }

@@ -50,6 +50,9 @@ struct Outcome {
 // would pass a gate with a config missing.
 void WalkConfigs(const std::filesystem::path& dir, std::vector<std::string>& found,
                  std::vector<std::pair<std::string, std::string>>& unreadable) {
+  // `unreadable` also takes *.yaml entries that are no file (a FIFO, whose
+  // open would wait for a writer forever and hang the CI job; a device; a
+  // socket), with the reason: a config named there is not checked.
   namespace fs = std::filesystem;
   std::error_code ec;
   std::vector<fs::directory_entry> entries;
@@ -72,8 +75,17 @@ void WalkConfigs(const std::filesystem::path& dir, std::vector<std::string>& fou
       continue;
     }
     const std::string ext = e.path().extension().string();
-    if ((ext == ".yaml" || ext == ".yml") && (link || e.is_regular_file(lec))) {
+    if (ext != ".yaml" && ext != ".yml") continue;
+    std::error_code sec;
+    const fs::file_status target = fs::status(e.path(), sec);  // follows a link
+    if (sec || fs::is_regular_file(target)) {
+      // A regular file, or a link that leads nowhere: reading it says why.
       found.push_back(e.path().string());
+    } else if (!fs::is_directory(target) || link) {
+      unreadable.emplace_back(e.path().string(), fs::is_fifo(target) ? "a FIFO, not a config file"
+                                                 : fs::is_directory(target)
+                                                     ? "a link to a folder, not a config file"
+                                                     : "a device or socket, not a config file");
     }
   }
 }
@@ -100,8 +112,12 @@ std::vector<Outcome> ExpandPaths(const std::vector<std::string>& args) {
       WalkConfigs(a, found, unreadable);
       // A folder that cannot be read is an error: the configs in it would
       // otherwise go unchecked and the gate pass. The rest are still checked.
-      for (const auto& [folder, why] : unreadable) {
-        add({folder, std::nullopt, fmt::format("{}: cannot read the folder: {}", folder, why)});
+      for (const auto& [entry, why] : unreadable) {
+        std::error_code dec;
+        const bool folder = fs::is_directory(fs::symlink_status(entry, dec));
+        add({entry, std::nullopt,
+             folder ? fmt::format("{}: cannot read the folder: {}", entry, why)
+                    : fmt::format("{}: {}", entry, why)});
       }
       if (found.empty() && unreadable.empty()) {
         add({a, std::nullopt, a + ": no deployment configs (*.yaml, *.yml) in this folder"});

@@ -215,6 +215,20 @@ std::string ReadTextFile(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) Fail("{}: is a directory, not a file", path);
   std::ifstream in(path, std::ios::binary);
   if (!in) Fail("{}: cannot open file: {}", path, std::strerror(errno));
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    // A pipe (`kvplan size <(...)`) or a device: read to its end, no further
+    // than the limit (/dev/zero has none).
+    std::string text;
+    char buf[65536];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+      text.append(buf, static_cast<size_t>(in.gcount()));
+      if (text.size() > YamlLimits::kMaxFileBytes) {
+        Fail("{}: more than {} bytes, the limit for input files", path, YamlLimits::kMaxFileBytes);
+      }
+    }
+    if (in.bad()) Fail("{}: cannot read file", path);
+    return text;
+  }
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
   if (size < 0) Fail("{}: cannot read file (is it a directory?)", path);
