@@ -510,6 +510,10 @@ TEST_CASE("--vllm-args: docker commands, '--', a flag without its value, a check
   CHECK(ParseVllmCommand("docker run -eVLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 vllm/vllm-openai "
                          "--model m")
             .vllm_graph_profiling);
+  // The image is the image word, not a container named after it.
+  CHECK(ParseVllmCommand("docker run --name vllm-openai-srv -v /srv/vllm-openai:/data "
+                         "docker.io/vllm/vllm-openai@sha256:abc --model m")
+            .model == "m");
   CHECK_THROWS_WITH(ParseVllmCommand("docker run -it ubuntu vllm serve m"),
                     "--vllm-args: a docker command without the vllm/vllm-openai image: give the "
                     "arguments after the image, or `vllm serve MODEL ...`");
@@ -522,6 +526,25 @@ TEST_CASE("--vllm-args: docker commands, '--', a flag without its value, a check
   CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --max-model-len --max-num-seqs 4"),
                     "--vllm-args: --max-model-len needs a value (the next word is the flag "
                     "--max-num-seqs)");
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --max-model-len -tp 2"),
+                    "--vllm-args: --max-model-len needs a value (the next word is the flag -tp)");
+  // Flags kvplan does not read: a switch takes no value (the model may
+  // follow it), a list flag takes all its values.
+  DeployConfig sw = ParseVllmCommand(
+      "vllm serve --trust-remote-code meta-llama/Llama-3.1-8B "
+      "--enable-chunked-prefill --served-model-name a b c "
+      "--lora-modules x=/l/x y=/l/y --max-model-len 8K");
+  CHECK(sw.model == "meta-llama/Llama-3.1-8B");
+  CHECK(*sw.args.max_model_len == 8192);
+  // Launchers and their environment: `env`, `sudo -E`, `uv run`; values never echoed.
+  DeployConfig launched = ParseVllmCommand(
+      "sudo -E env HF_TOKEN=hf_SECRET VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 uv run vllm serve m");
+  CHECK(launched.model == "m");
+  CHECK(launched.vllm_allow_long_max_model_len);
+  REQUIRE(launched.notes.size() == 1);
+  CHECK(launched.notes[0] == "ignored (no effect on the KV cache): HF_TOKEN=...");
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m token=hf_SECRET"),
+                    "--vllm-args: unexpected argument 'token=...' (the model is already 'm')");
   // `vllm serve ./folder`: a downloaded checkpoint's config.json.
   const std::string dir = TempDir() + "/Qwen3-8B";
   std::filesystem::create_directories(dir);

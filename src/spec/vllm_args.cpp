@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <map>
 
@@ -61,6 +62,51 @@ std::string Canonical(const std::string& word) {
     }
   }
   return w;
+}
+
+// vLLM flags that take no value (store_true, or BooleanOptionalAction given
+// bare): the word after one is the next argument, perhaps the model.
+bool IsSwitch(const std::string& name) {
+  static const char* const kSwitches[] = {
+      "--trust-remote-code",          "--skip-tokenizer-init",       "--headless",
+      "--async-scheduling",           "--calculate-kv-scales",       "--fully-sharded-loras",
+      "--return-tokens-as-token-ids", "--multi-step-stream-outputs", "--use-tqdm-on-load",
+      "--ray-workers-use-nsight",     "--data-parallel-hybrid-lb",   "--data-parallel-external-lb"};
+  if (name.starts_with("--enable-") || name.starts_with("--disable-") ||
+      name.starts_with("--no-")) {
+    return true;
+  }
+  for (const char* s : kSwitches) {
+    if (name == s) return true;
+  }
+  return false;
+}
+
+// vLLM flags that take one or more values (nargs='+').
+bool TakesList(const std::string& name) {
+  static const char* const kLists[] = {
+      "--served-model-name", "--lora-modules",    "--prompt-adapters", "--allowed-origins",
+      "--allowed-methods",   "--allowed-headers", "--middleware",      "--api-key"};
+  for (const char* s : kLists) {
+    if (name == s) return true;
+  }
+  return false;
+}
+
+// "NAME=..." for a word with a value in it, the word itself otherwise: what
+// an error or note may echo (values are often secrets).
+std::string Redacted(const std::string& word) {
+  const size_t eq = word.find('=');
+  return eq == std::string::npos ? word : word.substr(0, eq) + "=...";
+}
+
+// True for the vLLM image: [registry/]vllm/vllm-openai[:tag|@digest].
+bool IsVllmImage(const std::string& word) {
+  constexpr std::string_view kImage = "vllm/vllm-openai";
+  const size_t at = word.find(kImage);
+  if (at == std::string::npos || (at != 0 && word[at - 1] != '/')) return false;
+  const size_t end = at + kImage.size();
+  return end == word.size() || word[end] == ':' || word[end] == '@';
 }
 
 }  // namespace
@@ -150,14 +196,29 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       ignored.push_back(assignment.substr(0, assignment.find('=')) + "=...");
     }
   };
-  for (; i < w.size() && w[i].find('=') != std::string::npos && w[i][0] != '-'; ++i) env(w[i]);
+  // Launchers before the command: `env [NAME=VALUE...]`, `sudo`, `nohup`,
+  // `exec`, `time`, `uv run`; environment assignments anywhere among them.
+  for (bool more = true; more && i < w.size();) {
+    more = true;
+    if (w[i].find('=') != std::string::npos && w[i][0] != '-') {
+      env(w[i]);
+    } else if (w[i] == "env" || w[i] == "sudo" || w[i] == "nohup" || w[i] == "exec" ||
+               w[i] == "time" || w[i] == "-E") {
+    } else if (w[i] == "uv" && i + 1 < w.size() && w[i + 1] == "run") {
+      ++i;
+    } else {
+      more = false;
+      continue;
+    }
+    ++i;
+  }
   // `docker run [docker options] vllm/vllm-openai[:tag] ARGS`: the image's
   // entrypoint is the API server, so ARGS are vLLM's; docker's -e/--env
   // assignments are the server's environment. Docker's other options are
   // not vLLM's and are skipped.
   if (i < w.size() && (w[i] == "docker" || w[i] == "podman" || w[i].ends_with("/docker"))) {
     size_t image = i + 1;
-    while (image < w.size() && w[image].find("vllm-openai") == std::string::npos) ++image;
+    while (image < w.size() && !IsVllmImage(w[image])) ++image;
     if (image == w.size()) {
       Fail(
           "--vllm-args: a {} command without the vllm/vllm-openai image: give the arguments "
@@ -211,7 +272,8 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       if (d.model.empty()) {
         d.model = word;
       } else {
-        Fail("--vllm-args: unexpected argument '{}' (the model is already '{}')", word, d.model);
+        Fail("--vllm-args: unexpected argument '{}' (the model is already '{}')", Redacted(word),
+             d.model);
       }
       continue;
     }
@@ -233,9 +295,13 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       // Named without its value: --api-key and --hf-token values are
       // secrets, and the notes land in CI logs.
       std::string note = word.substr(0, eq);
-      if (!has_value && i + 1 < w.size() && (w[i + 1].empty() || w[i + 1][0] != '-')) {
-        ++i;
-        has_value = true;
+      if (!has_value && !IsSwitch(name)) {
+        // Its value (all of them for a list flag), if any follows.
+        while (i + 1 < w.size() && (w[i + 1].empty() || w[i + 1][0] != '-')) {
+          ++i;
+          has_value = true;
+          if (!TakesList(name)) break;
+        }
       }
       if (has_value) note += " ...";
       std::string near = DidYouMean(name, known);
@@ -260,7 +326,8 @@ DeployConfig ParseVllmCommand(std::string_view line) {
     if (!has_value) {
       if (i + 1 >= w.size()) Fail("--vllm-args: {} needs a value", word);
       // The next word is another flag: this one was given no value.
-      if (w[i + 1].starts_with("--")) {
+      if (w[i + 1].starts_with("--") || (w[i + 1].size() > 1 && w[i + 1][0] == '-' &&
+                                         std::isalpha(static_cast<unsigned char>(w[i + 1][1])))) {
         Fail("--vllm-args: {} needs a value (the next word is the flag {})", word, w[i + 1]);
       }
       value = w[++i];
