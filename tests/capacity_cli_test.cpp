@@ -211,6 +211,10 @@ TEST_CASE("gpus: the catalog, one device, json") {
   REQUIRE(one.exit_code == 0);
   CHECK(one.out.find("\"memory_bytes\": 85899345920") != std::string::npos);
   CHECK(one.out.find("\"memory_bandwidth_gbps\": 3350") != std::string::npos);
+  CHECK(one.out.find("\"usable_memory_bytes\": 85520809984") != std::string::npos);
+  // None on record: null, not 0 (total_memory_bytes is then the size).
+  auto b200 = RunKvplan("gpus b200 --format json");
+  CHECK(b200.out.find("\"usable_memory_bytes\": null") != std::string::npos);
   ExpectError("gpus h100-sx", "unknown GPU 'h100-sx' (did you mean 'h100-sxm'?); `kvplan gpus` lists the catalog");
 }
 

@@ -63,6 +63,12 @@ TEST_CASE("kvplan paging: the example mix, contiguous vs paged") {
   REQUIRE(sj.exit_code == 0);
   CHECK(sj.out.find("\"max_num_seqs\": 8") != std::string::npos);
   CHECK(sj.out.find("\"concurrency\": 188,\n    \"max_running\": 8") != std::string::npos);
+  CliResult sc =
+      RunKvplan("paging llama-3.1-8b --gpu h100-sxm --max-num-seqs 8 --format csv --requests " +
+                SourcePath("examples/request-mix.csv"));
+  REQUIRE(sc.exit_code == 0);
+  CHECK(sc.out.rfind("model,gpu,policy,concurrency,max_running,", 0) == 0);
+  CHECK(sc.out.find(",paged,188,8,") != std::string::npos);
 }
 
 TEST_CASE("kvplan paging: bad request mixes exit 2 with one line naming file:line") {
@@ -133,7 +139,7 @@ TEST_CASE("kvplan tradeoff: table, chart, SVG written safely") {
       RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --contexts 4K,8K --batches 1,3 --format csv");
   REQUIRE(csv.exit_code == 0);
   CHECK(LineCount(csv.out) == 5);
-  CHECK(csv.out.rfind("model,gpu,grid,context_tokens,batch,at_model_limit\n", 0) == 0);
+  CHECK(csv.out.rfind("model,gpu,grid,context_tokens,batch,at_model_limit,max_running\n", 0) == 0);
   CheckOneLineError(
       RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --contexts 256K"),
       "--contexts: 262,144 is longer than max_model_len 131,072 (raise --max-model-len)");
@@ -167,11 +173,36 @@ TEST_CASE("kvplan tradeoff: what memory fits beside what max-num-seqs lets run a
                    "\"at_model_limit\": false,\n      \"above_max_num_seqs\": false") !=
         std::string::npos);
   CHECK(j.out.find("\"above_max_num_seqs\": true") != std::string::npos);
-  // llama.cpp: the batch is the -np asked about; no cap column.
+  // CSV carries it too; a batch that does not fit has none.
+  CliResult c = RunKvplan(
+      "tradeoff llama-3.1-8b --gpu h100-sxm --max-num-seqs 64 --contexts 1K --batches 128,32768 "
+      "--format csv");
+  REQUIRE(c.exit_code == 0);
+  CHECK(c.out.find(",context,1024,457,false,64\n") != std::string::npos);
+  CHECK(c.out.find(",batch,3648,128,false,64\n") != std::string::npos);
+  CHECK(c.out.find(",batch,0,32768,false,\n") != std::string::npos);
+  CliResult nofit = RunKvplan(
+      "tradeoff llama-3.1-8b --gpu h100-sxm --max-num-seqs 64 --batches 32768 --format json");
+  CHECK(nofit.out.find("\"above_max_num_seqs\": false") != std::string::npos);
+  // llama.cpp: the batch is the -np asked about; no cap column, no cap in
+  // JSON, and --max-num-seqs is not its flag.
   CliResult l = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --engine llama.cpp --no-chart");
   REQUIRE(l.exit_code == 0);
   CHECK(l.out.find("runs at once") == std::string::npos);
   CHECK(l.out.find("above max-num-seqs") == std::string::npos);
+  CliResult lj = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --engine llama.cpp --format json");
+  CHECK(lj.out.find("\"max_num_seqs\": null") != std::string::npos);
+  for (const char* cmd : {"tradeoff", "paging", "capacity"}) {
+    CAPTURE(cmd);
+    CheckOneLineError(
+        RunKvplan(
+            std::string(cmd) +
+            " llama-3.1-8b --gpu h100-sxm --engine llama.cpp "
+            "--max-num-seqs 8" +
+            (std::string(cmd) == "paging" ? " --mix uniform:prompt=100..200,output=10..20" : "")),
+        "--max-num-seqs is not llama.cpp's: it serves the -np/--parallel sequences it is given "
+        "(kvplan capacity -np N)");
+  }
 }
 
 TEST_CASE(

@@ -105,7 +105,15 @@ EngineConfig ToEngineConfig(const DeployFlags& f) {
     if (n == 0) Fail("{}: must be at least 1", flag);
     return n;
   };
-  if (!f.max_num_seqs.empty()) c.max_num_seqs = at_least_one(f.max_num_seqs, "--max-num-seqs");
+  if (!f.max_num_seqs.empty()) {
+    c.max_num_seqs = at_least_one(f.max_num_seqs, "--max-num-seqs");
+    // llama.cpp has no such limit: it serves the -np sequences it is given.
+    if (c.engine == Engine::kLlamaCpp) {
+      Fail(
+          "--max-num-seqs is not llama.cpp's: it serves the -np/--parallel sequences it is "
+          "given (kvplan capacity -np N)");
+    }
+  }
   if (!f.max_num_batched_tokens.empty()) {
     c.max_num_batched_tokens = at_least_one(f.max_num_batched_tokens, "--max-num-batched-tokens");
   }

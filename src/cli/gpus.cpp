@@ -27,7 +27,9 @@ Json GpuJson(const HardwareSpec& h) {
   j.Set("display_name", h.display_name);
   j.Set("vendor", h.vendor);
   j.Set("memory_bytes", h.memory_bytes);
-  j.Set("usable_memory_bytes", h.usable_memory_bytes);
+  // null where none is on record (total_memory_bytes is then the size).
+  j.Set("usable_memory_bytes",
+        h.usable_memory_bytes != 0 ? Json(h.usable_memory_bytes) : Json(nullptr));
   j.Set("total_memory_bytes", h.TotalMemoryBytes());
   j.Set("memory_bandwidth_gbps", h.memory_bandwidth_gbps);
   Json flops;

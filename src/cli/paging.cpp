@@ -109,7 +109,8 @@ void Run(const PagingOptions& o) {
       mj.Set("p99_tokens", st.p99_tokens);
       mj.Set("max_tokens", st.max_tokens);
       j.Set("mix", std::move(mj));
-      j.Set("max_num_seqs", cap.config.max_num_seqs);
+      j.Set("max_num_seqs",
+            cap.config.engine == Engine::kLlamaCpp ? Json(nullptr) : Json(cap.config.max_num_seqs));
       j.Set("contiguous", AllocationJson(r.contiguous, cap));
       j.Set("paged", AllocationJson(r.paged, cap));
       if (r.has_prefix) {
@@ -125,10 +126,11 @@ void Run(const PagingOptions& o) {
       break;
     }
     case Format::kCsv: {
-      Table t({"model", "gpu", "policy", "concurrency", "mean_request_bytes", "allocated_bytes",
-               "used_bytes", "waste_percent", "whole_mix_fits"});
+      Table t({"model", "gpu", "policy", "concurrency", "max_running", "mean_request_bytes",
+               "allocated_bytes", "used_bytes", "waste_percent", "whole_mix_fits"});
       auto row = [&](const char* name, const AllocationResult& a) {
         t.AddRow({m.name, hw.name, name, std::to_string(a.concurrency),
+                  std::to_string(cap.RunningAtOnce(a.concurrency)),
                   fmt::format("{:.0f}", a.mean_request_bytes), std::to_string(a.allocated_bytes),
                   std::to_string(a.used_bytes), fmt::format("{:.2f}", a.WastePercent()),
                   a.whole_mix_fits ? "true" : "false"});

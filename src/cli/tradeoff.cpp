@@ -131,7 +131,9 @@ void Run(const TradeoffOptions& o) {
       j.Set("block_size", cap.block_size);
       j.Set("num_blocks", cap.num_blocks);
       j.Set("max_model_len", cap.max_model_len);
-      j.Set("max_num_seqs", cap.config.max_num_seqs);
+      // llama.cpp has no running cap: the batch is the -np asked about.
+      j.Set("max_num_seqs",
+            cap.config.engine == Engine::kLlamaCpp ? Json(nullptr) : Json(cap.config.max_num_seqs));
       Json bc = Json::MakeArray();
       for (const ContextPoint& p : t.by_context) {
         Json r;
@@ -148,7 +150,7 @@ void Run(const TradeoffOptions& o) {
         r.Set("batch", p.batch);
         r.Set("max_context_tokens", p.max_context);
         r.Set("at_model_limit", p.at_limit);
-        r.Set("above_max_num_seqs", AboveSeqCap(cap, p.batch));
+        r.Set("above_max_num_seqs", AboveSeqCap(cap, p.batch) && p.max_context != 0);
         bb.Push(std::move(r));
       }
       j.Set("by_batch", std::move(bb));
@@ -157,14 +159,19 @@ void Run(const TradeoffOptions& o) {
     }
     case Format::kCsv: {
       // One table for both grids: a row is (context, batch) on the frontier.
-      Table tab({"model", "gpu", "grid", "context_tokens", "batch", "at_model_limit"});
+      // max_running: what the scheduler runs of `batch` at once (max-num-seqs).
+      Table tab(
+          {"model", "gpu", "grid", "context_tokens", "batch", "at_model_limit", "max_running"});
       for (const ContextPoint& p : t.by_context) {
-        tab.AddRow({m.name, hw.name, "context", std::to_string(p.context),
-                    p.max_batch == UINT64_MAX ? "" : std::to_string(p.max_batch), "false"});
+        tab.AddRow(
+            {m.name, hw.name, "context", std::to_string(p.context),
+             p.max_batch == UINT64_MAX ? "" : std::to_string(p.max_batch), "false",
+             p.max_batch == UINT64_MAX ? "" : std::to_string(cap.RunningAtOnce(p.max_batch))});
       }
       for (const BatchPoint& p : t.by_batch) {
         tab.AddRow({m.name, hw.name, "batch", std::to_string(p.max_context),
-                    std::to_string(p.batch), p.at_limit ? "true" : "false"});
+                    std::to_string(p.batch), p.at_limit ? "true" : "false",
+                    p.max_context == 0 ? "" : std::to_string(cap.RunningAtOnce(p.batch))});
       }
       Print(tab.Csv());
       break;
