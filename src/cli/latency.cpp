@@ -289,12 +289,30 @@ std::string ToText(const Setup& s, const StepEstimate& decode, const StepEstimat
         FormatGiB(s.hw.TotalMemoryBytes()), s.hw.name);
   }
   const uint64_t turn = ComputeBoundBatch(s.cost, s.hw, s.context, 1 << 16);
-  out += turn != 0 ? fmt::format(
-                         "Decode turns compute-bound at batch {}: below it a step costs about "
-                         "the same at any batch (the weights dominate the bytes).\n",
-                         turn)
-                   : "Decode stays bandwidth-bound at every batch up to 65,536 (the KV bytes grow "
-                     "as fast as the FLOPs).\n";
+  if (turn == 1) {
+    out += "Decode is compute-bound from batch 1.\n";
+  } else if (turn != 0) {
+    // "About the same at any batch" only where it is: the KV of a long
+    // context, or the experts a larger batch touches, grow the step too.
+    const uint64_t below = turn / 2;
+    const double t1 = EstimateDecodeStep(s.cost, s.hw, s.context, 1).seconds;
+    const double tb = EstimateDecodeStep(s.cost, s.hw, s.context, below).seconds;
+    out += tb <= 1.25 * t1
+               ? fmt::format(
+                     "Decode turns compute-bound at batch {}: below it a step costs about the same "
+                     "at any batch (the weights dominate the bytes).\n",
+                     turn)
+               : fmt::format(
+                     "Decode turns compute-bound at batch {}: below it the step is "
+                     "bandwidth-bound, but it grows with the batch ({} ms at batch 1, {} ms at "
+                     "batch {}): {} read per step grow with it.\n",
+                     turn, Ms(t1), Ms(tb), WithCommas(below),
+                     s.cost.experts != 0 ? "the KV and expert bytes" : "the KV bytes");
+  } else {
+    out +=
+        "Decode stays bandwidth-bound at every batch up to 65,536 (the KV bytes grow as fast "
+        "as the FLOPs).\n";
+  }
   if (s.cost.experts != 0) {
     out += fmt::format(
         "MoE: {} of {} experts per token; the memory side counts the expected distinct experts a "
