@@ -264,6 +264,11 @@ TEST_CASE("kvplan compare: columns, ratios to the first, errors") {
   CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary tp=1,3"),
                     "--vary tp=3: tensor parallel size 3 does not divide the 32 query heads of "
                     "llama-3.1-8b");
+  CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu h100-sxm --kv-cache-memory-bytes 10GiB "
+                              "--vary gpu-memory-utilization=0.8,0.9"),
+                    "--vary gpu-memory-utilization: with --kv-cache-memory-bytes vLLM sizes the "
+                    "cache from the budget and ignores the fraction; every column would be the "
+                    "same");
   // A setting given and varied: the flag would be silently ignored.
   CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s -tp 2 --vary tp=1,2"),
                     "compare: --tp and --vary tp both set tp: give it once (the --vary values "

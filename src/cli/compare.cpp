@@ -108,6 +108,13 @@ void Run(const CompareOptions& o) {
       for (const std::string& k : VaryKeys()) list += (list.empty() ? "" : ", ") + k;
       Fail("--vary: unknown setting '{}'{} (one of: {})", key, DidYouMean(key, VaryKeys()), list);
     }
+    // A fraction vLLM does not read: with an explicit budget it sizes the
+    // cache from the budget, and every column would be the same.
+    if (key == "gpu-memory-utilization" && !o.deploy.kv_cache_memory_bytes.empty()) {
+      Fail(
+          "--vary gpu-memory-utilization: with --kv-cache-memory-bytes vLLM sizes the cache from "
+          "the budget and ignores the fraction; every column would be the same");
+    }
     // A setting both given and varied: the --vary values would win silently.
     if (o.given.count(key) != 0) {
       Fail(
