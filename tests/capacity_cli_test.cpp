@@ -62,6 +62,32 @@ TEST_CASE("capacity: SGLang, TensorRT-LLM and llama.cpp lines") {
                    "K (q8_0): 1088.00 MiB, V (q8_0): 1088.00 MiB") != std::string::npos);
 }
 
+TEST_CASE("SGLang's running cap: its request pool, at most half the tokens (not the graph batch)") {
+  const auto seqs = [](const std::string& args) {
+    auto r = RunKvplan("capacity llama-3.1-8b --engine sglang --format json " + args);
+    REQUIRE(r.exit_code == 0);
+    const size_t at = r.out.find("\"max_num_seqs\": ");
+    REQUIRE(at != std::string::npos);
+    return std::stoull(r.out.substr(at + 16));
+  };
+  // 418,605 tokens at context 131,072: 418,605 / 131,072 x 512 = 1,635, clamped up to 2,048.
+  CHECK(seqs("--gpu h100-sxm") == 2048);
+  // At context 4,096: 52,325, clamped down to 4,096.
+  CHECK(seqs("--gpu h100-sxm --max-model-len 4K") == 4096);
+  // L4: 28,019 tokens / 4,096 x 512 = 3,502.
+  CHECK(seqs("--gpu l4 --max-model-len 4K") == 3502);
+  // Never more than half the tokens: 3,000 tokens run at most 1,500 requests.
+  CHECK(seqs("--gpu h100-sxm --max-total-tokens 3000 --max-model-len 1K") == 1500);
+  // --max-running-requests (kvplan's --max-num-seqs) as given, capped the same way.
+  CHECK(seqs("--gpu h100-sxm --max-num-seqs 10") == 10);
+  CHECK(seqs("--gpu h100-sxm --max-num-seqs 100000000") == 209302);
+  // tradeoff runs what fits at 1K (408) at once: under the 2,048 cap, nothing queued.
+  auto t = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --engine sglang --no-chart");
+  CHECK(t.out.find("runs at once (max-num-seqs 2,048)") != std::string::npos);
+  CHECK(t.out.find("1,024 (1K)            1,024        408                                408") !=
+        std::string::npos);
+}
+
 TEST_CASE("capacity and tradeoff: llama.cpp on a sliding-window model, one longest context") {
   // Gemma-3-27B, q8_0, 4 GiB, -np 4 -c 32K: 18,624 tokens per sequence whichever way it is
   // asked; 7 sequences of 8,192 tokens (the arithmetic is in capacity_test.cpp).

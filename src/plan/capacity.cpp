@@ -576,6 +576,21 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
                           r.largest_max_model_len));
     }
   }
+  if (c.engine == Engine::kSglang) {
+    // SGLang's running cap, from the pool it sized (model_runner /
+    // scheduler): --max-running-requests, or by default the request pool,
+    // int(tokens / context_len x 512) clamped to 2048-4096; either way at
+    // most half the tokens in the cache. (cuda_graph_max_bs only bounds
+    // graph capture: larger batches run without graphs.)
+    const uint64_t half = std::max<uint64_t>(1, r.max_tokens / 2);
+    uint64_t running = config.max_num_seqs;
+    if (running == 0) {
+      const double pool = static_cast<double>(r.max_tokens) /
+                          static_cast<double>(std::max<uint64_t>(1, c.max_model_len)) * 512.0;
+      running = static_cast<uint64_t>(std::clamp(pool, 2048.0, 4096.0));
+    }
+    r.config.max_num_seqs = std::min(running, half);
+  }
   r.cluster_max_tokens = CheckedMul(r.max_tokens, r.replicas, "cluster tokens");
   r.cluster_max_requests = CheckedMul(r.max_requests, r.replicas, "cluster requests");
   if (c.engine == Engine::kVllm && !c.enforce_eager && !c.GraphsInBudget() && !r.explicit_budget &&
