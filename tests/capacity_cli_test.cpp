@@ -81,6 +81,18 @@ TEST_CASE("SGLang's running cap: its request pool, at most half the tokens (not 
   // --max-running-requests (kvplan's --max-num-seqs) as given, capped the same way.
   CHECK(seqs("--gpu h100-sxm --max-num-seqs 10") == 10);
   CHECK(seqs("--gpu h100-sxm --max-num-seqs 100000000") == 209302);
+  // The reserve's logits rows are the ones its bytes count (256 x 128,256 x 4 B).
+  auto text = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --engine sglang");
+  CHECK(text.out.find("logits/sampler, 256 rows (outside the fraction)       131,334,144") !=
+        std::string::npos);
+  // check names SGLang's own cap when the config does not set it.
+  const std::string cfg = kvplan::test::WriteFile(
+      kvplan::test::TempDir(), "sg.yaml",
+      "name: sg\nmodel: llama-3.1-8b\nhardware:\n  gpu: h100-sxm\nengine:\n  name: sglang\n"
+      "  args:\n    context_length: 64\nrequirements:\n  min_concurrency: 8\n");
+  auto chk = RunKvplan("check " + cfg);
+  CHECK(chk.exit_code == 0);
+  CHECK(chk.out.find("= 6540.70x; capped by max_running_requests 4096") != std::string::npos);
   // tradeoff runs what fits at 1K (408) at once: under the 2,048 cap, nothing queued.
   auto t = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --engine sglang --no-chart");
   CHECK(t.out.find("runs at once (max-num-seqs 2,048)") != std::string::npos);

@@ -543,6 +543,25 @@ TEST_CASE("--vllm-args: docker commands, '--', a flag without its value, a check
   CHECK(launched.vllm_allow_long_max_model_len);
   REQUIRE(launched.notes.size() == 1);
   CHECK(launched.notes[0] == "ignored (no effect on the KV cache): HF_TOKEN=...");
+  // Nor in the errors that quote the next word.
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --max-model-len --api-key=sk-SECRET"),
+                    "--vllm-args: --max-model-len needs a value (the next word is the flag "
+                    "--api-key=...)");
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m -- --api-key=sk-SECRET"),
+                    "--vllm-args: '--' ends the options: vllm serve would read '--api-key=...' as "
+                    "a positional argument and refuse it");
+  // '--' before the only positional: it is the model, as argparse reads it.
+  CHECK(ParseVllmCommand("vllm serve -- m").model == "m");
+  // More list flags, a negative value, a switch before the model, a mount
+  // that names the image's path.
+  DeployConfig more = ParseVllmCommand(
+      "vllm serve --allow-credentials m --cuda-graph-sizes 1 2 4 8 --seed -1 --max-num-seqs 8");
+  CHECK(more.model == "m");
+  CHECK(*more.args.max_num_seqs == 8);
+  CHECK(more.notes[0].find("-1") == std::string::npos);
+  CHECK(ParseVllmCommand("docker run -v /srv/vllm/vllm-openai:/cache vllm/vllm-openai:latest "
+                         "--model m")
+            .model == "m");
   CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m token=hf_SECRET"),
                     "--vllm-args: unexpected argument 'token=...' (the model is already 'm')");
   // `vllm serve ./folder`: a downloaded checkpoint's config.json.

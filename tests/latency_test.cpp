@@ -302,7 +302,7 @@ TEST_CASE("kvplan latency: text, json keys, and errors") {
   // At 256 tokens the KV still grows the step by 65 % before the turn; at 16 it does not.
   CHECK(text.out.find("Decode turns compute-bound at batch 512: below it the step is "
                       "bandwidth-bound, but it grows with the batch (5.99 ms at batch 1, 9.89 ms "
-                      "at batch 256): the KV bytes read per step grow with it.") !=
+                      "at batch 256): the KV bytes read per step, and the FLOPs, grow with it.") !=
         std::string::npos);
   CHECK(test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c 16")
             .out.find("Decode turns compute-bound at batch 256: below it a step costs about the "
@@ -315,7 +315,8 @@ TEST_CASE("kvplan latency: text, json keys, and errors") {
   CHECK(moe.out.find("about the same") == std::string::npos);
   CHECK(moe.out.find("below it the step is bandwidth-bound, but it grows with the batch (654 ms at "
                      "batch 1,") != std::string::npos);
-  CHECK(moe.out.find("the KV and expert bytes read per step grow with it.") != std::string::npos);
+  CHECK(moe.out.find("the KV and expert bytes read per step, and the FLOPs, grow with it.") !=
+        std::string::npos);
 
   // One line on stderr, exit 2, nothing on stdout.
   const auto refused = [](const std::string& args, const std::string& message) {

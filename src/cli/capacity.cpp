@@ -146,7 +146,7 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
     // many fp32 logits rows.
     const bool llama = c.engine == Engine::kLlamaCpp;
     const uint64_t tokens = llama ? c.n_ubatch : c.max_num_batched_tokens;
-    const uint64_t rows = llama ? c.n_ubatch : std::min(c.max_num_seqs, c.max_num_batched_tokens);
+    const uint64_t rows = r.reserve.logits_rows;
     row(fmt::format("  forward pass, {}{}", Plural(tokens, "token"),
                     vllm ? (act_peak ? " (peak)" : " (not the peak)") : outside),
         r.reserve.activation_bytes);

@@ -305,9 +305,10 @@ std::string ToText(const Setup& s, const StepEstimate& decode, const StepEstimat
                : fmt::format(
                      "Decode turns compute-bound at batch {}: below it the step is "
                      "bandwidth-bound, but it grows with the batch ({} ms at batch 1, {} ms at "
-                     "batch {}): {} read per step grow with it.\n",
+                     "batch {}): {} grow with it.\n",
                      turn, Ms(t1), Ms(tb), WithCommas(below),
-                     s.cost.experts != 0 ? "the KV and expert bytes" : "the KV bytes");
+                     s.cost.experts != 0 ? "the KV and expert bytes read per step, and the FLOPs,"
+                                         : "the KV bytes read per step, and the FLOPs,");
   } else {
     out +=
         "Decode stays bandwidth-bound at every batch up to 65,536 (the KV bytes grow as fast "

@@ -41,7 +41,8 @@ struct EngineConfig {
 
   uint64_t max_model_len = 0;           // tokens per request; 0: the model's max_context
                                         // (llama.cpp: n_ctx / n_parallel)
-  uint64_t max_num_seqs = 0;            // 0: engine default (vLLM 256 or 1024, SGLang/TRT 256...)
+  uint64_t max_num_seqs = 0;            // 0: engine default (vLLM 256 or 1024, TRT-LLM 2048;
+                                        // SGLang: its request pool, set once the cache is sized)
   uint64_t max_num_batched_tokens = 0;  // tokens in one forward pass; 0: engine default
   uint64_t block_size = 0;              // tokens per block; 0: vLLM 16, TRT-LLM 32, SGLang 1,
                                         // llama.cpp 256 (cell padding)
@@ -112,6 +113,7 @@ struct Lint {
 struct Reserve {
   uint64_t activation_bytes = 0;  // peak of one forward pass over the batched tokens
   uint64_t logits_bytes = 0;      // fp32 logits + sampler buffers for the sampled rows
+  uint64_t logits_rows = 0;       // the rows logits_bytes counts
   uint64_t non_torch_bytes = 0;   // CUDA context, cuBLAS/NCCL workspaces
   uint64_t cuda_graph_bytes = 0;  // captured graphs' private pools
   uint64_t rope_cache_bytes = 0;  // rotary cos/sin table: max_context x rotary dim x 2 B

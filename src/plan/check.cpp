@@ -66,6 +66,15 @@ std::string Pct(double v) { return fmt::format("{:.1f}%", v); }
 
 bool DefaultPrefixCaching(Engine e) { return e != Engine::kLlamaCpp; }
 
+// The running cap's name as the config (or the engine) calls it: SGLang's
+// own default is its request pool, max_running_requests.
+std::string SeqCapName(const DeployConfig& d, const EngineConfig& c) {
+  if (c.engine == Engine::kSglang && d.args.names.count("max_num_seqs") == 0) {
+    return "max_running_requests";
+  }
+  return d.args.NameOf("max_num_seqs");
+}
+
 void WorkloadItems(const DeployConfig& d, const CapacityResult& cap, bool startup_ok,
                    CheckReport& r) {
   const Workload& w = *d.workload;
@@ -101,11 +110,13 @@ void WorkloadItems(const DeployConfig& d, const CapacityResult& cap, bool startu
   double limit = static_cast<double>(c.max_num_seqs);
   double conc = std::min(per_replica, limit) * static_cast<double>(cap.replicas);
   std::string detail = fmt::format(
-      "{} free blocks / {:.1f} blocks per average request{}{}", Count(cap.num_blocks - std::min(cap.num_blocks, shared)),
-      mean_blocks,
-      shared ? fmt::format(", {} prefix blocks shared once", shared)
-             : (w.shared_prefix_tokens && !caching ? ", prefix caching off: prefix not shared" : ""),
-      per_replica > limit ? fmt::format(", capped by max_num_seqs {}", c.max_num_seqs) : "");
+      "{} free blocks / {:.1f} blocks per average request{}{}",
+      Count(cap.num_blocks - std::min(cap.num_blocks, shared)), mean_blocks,
+      shared
+          ? fmt::format(", {} prefix blocks shared once", shared)
+          : (w.shared_prefix_tokens && !caching ? ", prefix caching off: prefix not shared" : ""),
+      per_replica > limit ? fmt::format(", capped by {} {}", SeqCapName(d, c), c.max_num_seqs)
+                          : "");
   if (it == d.requirements.pos.end()) {
     r.notes.push_back(fmt::format("workload mix: about {:.1f} requests at once ({})", conc, detail));
   } else {
@@ -334,7 +345,7 @@ CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployC
           Count(cap.blocks_per_request), Count(c.max_model_len), cap.max_concurrency,
           cap.replicas > 1 ? fmt::format(" per replica, x {} replicas", cap.replicas) : "");
       if (by_seqs < by_cache) {
-        detail += fmt::format("; capped by {} {}", d.args.NameOf("max_num_seqs"), c.max_num_seqs);
+        detail += fmt::format("; capped by {} {}", SeqCapName(d, c), c.max_num_seqs);
       }
       r.items.push_back(
           Item("min_concurrency", got >= want,

@@ -85,6 +85,7 @@ Reserve ModelReserve(const ModelSpec& m, const HardwareSpec& gpu, const EngineCo
   Reserve r;
   const uint64_t tokens = c.max_num_batched_tokens;
   const uint64_t rows = std::min(c.max_num_seqs, tokens);
+  r.logits_rows = c.engine == Engine::kLlamaCpp ? c.n_ubatch : rows;
   const uint64_t vocab = m.vocab_size != 0 ? m.vocab_size : 32000;
   const uint64_t forward =
       CheckedMul(CheckedMul(tokens, ForwardElemsPerToken(m, c.tp), "activation bytes"), kActBytes);

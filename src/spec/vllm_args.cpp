@@ -71,7 +71,8 @@ bool IsSwitch(const std::string& name) {
       "--trust-remote-code",          "--skip-tokenizer-init",       "--headless",
       "--async-scheduling",           "--calculate-kv-scales",       "--fully-sharded-loras",
       "--return-tokens-as-token-ids", "--multi-step-stream-outputs", "--use-tqdm-on-load",
-      "--ray-workers-use-nsight",     "--data-parallel-hybrid-lb",   "--data-parallel-external-lb"};
+      "--ray-workers-use-nsight",     "--data-parallel-hybrid-lb",   "--data-parallel-external-lb",
+      "--allow-credentials"};
   if (name.starts_with("--enable-") || name.starts_with("--disable-") ||
       name.starts_with("--no-")) {
     return true;
@@ -84,9 +85,11 @@ bool IsSwitch(const std::string& name) {
 
 // vLLM flags that take one or more values (nargs='+').
 bool TakesList(const std::string& name) {
-  static const char* const kLists[] = {
-      "--served-model-name", "--lora-modules",    "--prompt-adapters", "--allowed-origins",
-      "--allowed-methods",   "--allowed-headers", "--middleware",      "--api-key"};
+  static const char* const kLists[] = {"--served-model-name", "--lora-modules",
+                                       "--prompt-adapters",   "--allowed-origins",
+                                       "--allowed-methods",   "--allowed-headers",
+                                       "--middleware",        "--api-key",
+                                       "--cuda-graph-sizes",  "--long-lora-scaling-factors"};
   for (const char* s : kLists) {
     if (name == s) return true;
   }
@@ -103,6 +106,8 @@ std::string Redacted(const std::string& word) {
 // True for the vLLM image: [registry/]vllm/vllm-openai[:tag|@digest].
 bool IsVllmImage(const std::string& word) {
   constexpr std::string_view kImage = "vllm/vllm-openai";
+  // A path (a mount, -v /srv/vllm/vllm-openai:/cache) is no image.
+  if (word.empty() || word[0] == '/' || word[0] == '.' || word[0] == '~') return false;
   const size_t at = word.find(kImage);
   if (at == std::string::npos || (at != 0 && word[at - 1] != '/')) return false;
   const size_t end = at + kImage.size();
@@ -260,11 +265,16 @@ DeployConfig ParseVllmCommand(std::string_view line) {
     // argparse reads every word after "--" as positional: a second model,
     // which vllm serve refuses.
     if (word == "--") {
+      // One word after it is the model when none was given yet.
+      if (d.model.empty() && i + 2 == w.size()) {
+        d.model = w[++i];
+        continue;
+      }
       if (i + 1 < w.size()) {
         Fail(
             "--vllm-args: '--' ends the options: vllm serve would read '{}' as a positional "
             "argument and refuse it",
-            w[i + 1]);
+            Redacted(w[i + 1]));
       }
       continue;
     }
@@ -297,7 +307,13 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       std::string note = word.substr(0, eq);
       if (!has_value && !IsSwitch(name)) {
         // Its value (all of them for a list flag), if any follows.
-        while (i + 1 < w.size() && (w[i + 1].empty() || w[i + 1][0] != '-')) {
+        // A value may be negative (--seed -1).
+        const auto value_next = [&] {
+          return i + 1 < w.size() &&
+                 (w[i + 1].empty() || w[i + 1][0] != '-' ||
+                  (w[i + 1].size() > 1 && std::isdigit(static_cast<unsigned char>(w[i + 1][1]))));
+        };
+        while (value_next()) {
           ++i;
           has_value = true;
           if (!TakesList(name)) break;
@@ -328,7 +344,8 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       // The next word is another flag: this one was given no value.
       if (w[i + 1].starts_with("--") || (w[i + 1].size() > 1 && w[i + 1][0] == '-' &&
                                          std::isalpha(static_cast<unsigned char>(w[i + 1][1])))) {
-        Fail("--vllm-args: {} needs a value (the next word is the flag {})", word, w[i + 1]);
+        Fail("--vllm-args: {} needs a value (the next word is the flag {})", word,
+             Redacted(w[i + 1]));
       }
       value = w[++i];
     }
