@@ -454,7 +454,8 @@ void SetupCheckCommand(CLI::App& app, int& exit_code) {
   sub->add_option("files", o->files, "Deployment config YAMLs, or folders of them");
   AddFormatOption(sub, o->format, {"text", "json", "junit", "github"});
   sub->add_option("--vllm-args", o->vllm_args,
-                  "Check a vLLM command line instead: \"vllm serve MODEL --max-model-len N ...\"");
+                  "Check a vLLM command line instead: \"vllm serve MODEL --max-model-len N ...\" "
+                  "(or docker run ... vllm/vllm-openai ARGS; env/sudo/uv run launchers skipped)");
   sub->add_option("--gpu", o->gpu, "With --vllm-args: the GPU (catalog name or profile YAML)");
   sub->add_option("--gpu-count", o->gpu_count,
                   "With --vllm-args: GPUs on the machine (default: tp x pp x dp)")
