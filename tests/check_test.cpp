@@ -18,6 +18,7 @@
 #include "spec/vllm_args.h"
 
 using namespace kvplan;
+using kvplan::test::CheckOneLineError;
 using kvplan::test::RunKvplan;
 using kvplan::test::SourcePath;
 using kvplan::test::TempDir;
@@ -36,13 +37,6 @@ engine:
 requirements:
   min_concurrency: 8
 )";
-
-// Exit 2, nothing on stdout, one line on stderr: `kvplan: error: ` + `line`.
-void CheckOneLineError(const kvplan::test::CliResult& r, const std::string& line) {
-  CHECK(r.exit_code == 2);
-  CHECK(r.out == "");
-  CHECK(r.err == "kvplan: error: " + line + "\n");
-}
 
 std::string ErrorOf(const std::string& text) {
   try {

@@ -1,5 +1,6 @@
 #include "cli_runner.h"
 
+#include <doctest/doctest.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -74,6 +75,12 @@ CliResult RunKvplan(const std::string& args, const std::string& cwd) {
   r.out = ReadFile(io + "/out");
   r.err = ReadFile(io + "/err");
   return r;
+}
+
+void CheckOneLineError(const CliResult& r, const std::string& line) {
+  CHECK(r.exit_code == 2);
+  CHECK(r.out == "");
+  CHECK(r.err == "kvplan: error: " + line + "\n");
 }
 
 CliResult RunKvplanInto(const std::string& args, const std::string& stdout_path) {

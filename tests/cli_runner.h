@@ -15,6 +15,10 @@ struct CliResult {
 /// from `cwd` (default: a fresh temporary directory) and captures its output.
 CliResult RunKvplan(const std::string& args, const std::string& cwd = "");
 
+/// Checks that `r` is an error: exit status 2, nothing on stdout, and
+/// exactly `kvplan: error: <line>` on stderr.
+void CheckOneLineError(const CliResult& r, const std::string& line);
+
 /// As RunKvplan, but stdout goes to `stdout_path` (e.g. /dev/full); out is empty.
 CliResult RunKvplanInto(const std::string& args, const std::string& stdout_path);
 

@@ -11,17 +11,6 @@
 using namespace kvplan;
 using namespace kvplan::test;
 
-namespace {
-
-// An error is exactly one line on stderr, nothing on stdout, exit status 2.
-void CheckOneLineError(const CliResult& r, const std::string& expected) {
-  CHECK(r.exit_code == 2);
-  CHECK(r.out == "");
-  CHECK(r.err == "kvplan: error: " + expected + "\n");
-}
-
-}  // namespace
-
 TEST_CASE("kvplan paging: the example mix, contiguous vs paged") {
   CliResult r = RunKvplan("paging llama-3.1-8b --gpu l40s --max-model-len 32K --requests " +
                           SourcePath("examples/request-mix.csv"));

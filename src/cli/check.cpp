@@ -60,7 +60,7 @@ void WalkConfigs(const std::filesystem::path& dir, std::vector<std::string>& fou
        it.increment(ec)) {
     entries.push_back(*it);
   }
-  if (ec) unreadable.emplace_back(dir.string(), ec.message());
+  if (ec) unreadable.emplace_back(dir.string(), "cannot read the folder: " + ec.message());
   std::sort(entries.begin(), entries.end(),
             [](const fs::directory_entry& x, const fs::directory_entry& y) {
               return x.path() < y.path();
@@ -113,11 +113,7 @@ std::vector<Outcome> ExpandPaths(const std::vector<std::string>& args) {
       // A folder that cannot be read is an error: the configs in it would
       // otherwise go unchecked and the gate pass. The rest are still checked.
       for (const auto& [entry, why] : unreadable) {
-        std::error_code dec;
-        const bool folder = fs::is_directory(fs::symlink_status(entry, dec));
-        add({entry, std::nullopt,
-             folder ? fmt::format("{}: cannot read the folder: {}", entry, why)
-                    : fmt::format("{}: {}", entry, why)});
+        add({entry, std::nullopt, fmt::format("{}: {}", entry, why)});
       }
       if (found.empty() && unreadable.empty()) {
         add({a, std::nullopt, a + ": no deployment configs (*.yaml, *.yml) in this folder"});

@@ -109,8 +109,8 @@ void Run(const PagingOptions& o) {
       mj.Set("p99_tokens", st.p99_tokens);
       mj.Set("max_tokens", st.max_tokens);
       j.Set("mix", std::move(mj));
-      j.Set("max_num_seqs",
-            cap.config.engine == Engine::kLlamaCpp ? Json(nullptr) : Json(cap.config.max_num_seqs));
+      const std::optional<uint64_t> limit = cap.RunningCap();
+      j.Set("max_num_seqs", limit ? Json(*limit) : Json(nullptr));
       j.Set("contiguous", AllocationJson(r.contiguous, cap));
       j.Set("paged", AllocationJson(r.paged, cap));
       if (r.has_prefix) {

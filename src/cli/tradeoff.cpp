@@ -45,8 +45,15 @@ std::string Count(uint64_t v) {
   return v == UINT64_MAX ? "unbounded" : WithCommas(v);
 }
 
-bool AboveSeqCap(const CapacityResult& cap, uint64_t batch) {
-  return cap.RunningAtOnce(batch) < batch;
+// A batch that fits in memory but not under the running cap: the rest queue.
+bool Queued(const CapacityResult& cap, const BatchPoint& p) {
+  return p.max_context != 0 && cap.RunningAtOnce(p.batch) < p.batch;
+}
+
+// max_num_seqs for JSON: null where there is no running cap (llama.cpp).
+Json RunningCapJson(const CapacityResult& cap) {
+  const std::optional<uint64_t> limit = cap.RunningCap();
+  return limit ? Json(*limit) : Json(nullptr);
 }
 
 Chart MakeChart(const ModelSpec& m, const HardwareSpec& hw, const CapacityResult& cap,
@@ -132,8 +139,7 @@ void Run(const TradeoffOptions& o) {
       j.Set("num_blocks", cap.num_blocks);
       j.Set("max_model_len", cap.max_model_len);
       // llama.cpp has no running cap: the batch is the -np asked about.
-      j.Set("max_num_seqs",
-            cap.config.engine == Engine::kLlamaCpp ? Json(nullptr) : Json(cap.config.max_num_seqs));
+      j.Set("max_num_seqs", RunningCapJson(cap));
       Json bc = Json::MakeArray();
       for (const ContextPoint& p : t.by_context) {
         Json r;
@@ -150,7 +156,7 @@ void Run(const TradeoffOptions& o) {
         r.Set("batch", p.batch);
         r.Set("max_context_tokens", p.max_context);
         r.Set("at_model_limit", p.at_limit);
-        r.Set("above_max_num_seqs", AboveSeqCap(cap, p.batch) && p.max_context != 0);
+        r.Set("above_max_num_seqs", Queued(cap, p));
         bb.Push(std::move(r));
       }
       j.Set("by_batch", std::move(bb));
@@ -180,7 +186,7 @@ void Run(const TradeoffOptions& o) {
       std::string out = Header(m, hw, cap) + "\n";
       // Memory's answer, and what the scheduler runs of it: no more than
       // max_num_seqs at once (llama.cpp serves its -np, the batch asked about).
-      const bool capped = cap.config.engine != Engine::kLlamaCpp;
+      const bool capped = cap.RunningCap().has_value();
       const std::string running =
           fmt::format("runs at once (max-num-seqs {})", WithCommas(cap.config.max_num_seqs));
       Table bc(capped ? std::vector<std::string>{"context", "blocks each", "max batch", running}
@@ -198,17 +204,15 @@ void Run(const TradeoffOptions& o) {
                                 : cap.max_model_len == m.max_context   ? " (model limit)"
                                                                        : " (max-model-len)";
       for (const BatchPoint& p : t.by_batch) {
-        const bool queued = AboveSeqCap(cap, p.batch) && p.max_context != 0;
-        bb.AddRow({WithCommas(p.batch) + (queued ? "*" : ""),
+        bb.AddRow({WithCommas(p.batch) + (Queued(cap, p) ? "*" : ""),
                    p.max_context == 0 ? "does not fit"
                                       : FormatTokens(p.max_context) + (p.at_limit ? limit : "")});
       }
-      uint64_t above = 0;
-      for (const BatchPoint& p : t.by_batch)
-        above += AboveSeqCap(cap, p.batch) && p.max_context != 0;
+      const bool above = std::any_of(t.by_batch.begin(), t.by_batch.end(),
+                                     [&cap](const BatchPoint& p) { return Queued(cap, p); });
       out += "Max batch for each context length:\n" + bc.Text() + "\n";
       out += "Max context for each batch size:\n" + bb.Text();
-      if (above != 0) {
+      if (above) {
         out += fmt::format(
             "* above max-num-seqs {}: fits in memory, but the scheduler runs {} at once and "
             "queues the rest (raise --max-num-seqs)\n",

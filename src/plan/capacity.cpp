@@ -284,9 +284,14 @@ void AddLint(CapacityResult& r, Severity s, std::string code, std::string messag
 
 }  // namespace
 
+std::optional<uint64_t> CapacityResult::RunningCap() const {
+  if (config.engine == Engine::kLlamaCpp || config.max_num_seqs == 0) return std::nullopt;
+  return config.max_num_seqs;
+}
+
 uint64_t CapacityResult::RunningAtOnce(uint64_t requests) const {
-  if (config.engine == Engine::kLlamaCpp || config.max_num_seqs == 0) return requests;
-  return std::min(requests, config.max_num_seqs);
+  const std::optional<uint64_t> limit = RunningCap();
+  return limit ? std::min(requests, *limit) : requests;
 }
 
 bool CapacityResult::HasError() const {

@@ -221,10 +221,13 @@ struct CapacityResult {
 
   /// True when some lint is an error.
   bool HasError() const;
+  /// The scheduler's limit on requests running at once: config.max_num_seqs
+  /// (vLLM max_num_seqs, SGLang max_running_requests, TRT-LLM
+  /// max_batch_size). None for llama.cpp, whose -np sequences are what the
+  /// memory question is asked about.
+  std::optional<uint64_t> RunningCap() const;
   /// Of `requests` that fit in memory, how many the scheduler runs at once:
-  /// at most config.max_num_seqs (vLLM max_num_seqs, SGLang
-  /// max_running_requests, TRT-LLM max_batch_size). llama.cpp: `requests`,
-  /// since its -np sequences are what the memory question is asked about.
+  /// at most RunningCap().
   uint64_t RunningAtOnce(uint64_t requests) const;
   /// Bytes (on the tightest stage) that one request of `tokens` tokens holds,
   /// window caps and the engine's sliding-window extra block included.

@@ -296,6 +296,11 @@ std::vector<size_t> WeightsCurvePointsRead(const HardwareSpec& hw, uint64_t byte
 
 namespace {
 
+// The bytes of one of `passes` passes that share `bytes` (at least 1).
+uint64_t PassBytes(uint64_t bytes, uint64_t passes) {
+  return std::max<uint64_t>(1, bytes / std::max<uint64_t>(1, passes));
+}
+
 // The bytes a pass reads, where the curve is read: a routed-expert pass, the
 // touched experts' share of the layer's stacked experts.
 uint64_t PassLookupBytes(const ModelCost::WeightPass& p, double touched) {
@@ -310,9 +315,7 @@ std::vector<uint64_t> WeightPassBytes(const ModelCost& cost, uint64_t weight_byt
                                       uint64_t batch) {
   std::vector<uint64_t> out;
   if (cost.weight_passes.empty()) {
-    if (weight_bytes != 0) {
-      out.push_back(std::max<uint64_t>(1, weight_bytes / std::max<uint64_t>(1, cost.layers)));
-    }
+    if (weight_bytes != 0) out.push_back(PassBytes(weight_bytes, cost.layers));
     return out;
   }
   const double touched = ExpertsTouchedFraction(cost.experts, cost.experts_per_token, batch);
@@ -339,11 +342,6 @@ std::string PeakDtypeFor(const HardwareSpec& hw, const std::string& compute_dtyp
 }
 
 namespace {
-
-// The bytes of one of `passes` passes that share `bytes` (at least 1).
-uint64_t PassBytes(uint64_t bytes, uint64_t passes) {
-  return std::max<uint64_t>(1, bytes / std::max<uint64_t>(1, passes));
-}
 
 // One phase on its roofline, its bytes read at `bandwidth_gbps`.
 PhaseEstimate Phase(uint64_t bytes, uint64_t pass_bytes, double flops, double bandwidth_gbps,

@@ -46,9 +46,18 @@ const std::vector<HardwareSpec>& CatalogHardware() {
   return kHardware;
 }
 
+namespace {
+
+// A spec file's name: *.yaml, *.yml or *.json.
+bool HasSpecExtension(std::string_view arg) {
+  return EndsWith(arg, ".yaml") || EndsWith(arg, ".yml") || EndsWith(arg, ".json");
+}
+
+}  // namespace
+
 bool LooksLikePath(std::string_view arg) {
   if (arg.find('/') != std::string_view::npos) return true;
-  if (EndsWith(arg, ".yaml") || EndsWith(arg, ".yml") || EndsWith(arg, ".json")) return true;
+  if (HasSpecExtension(arg)) return true;
   std::error_code ec;
   return std::filesystem::is_regular_file(std::filesystem::path(arg), ec);
 }
@@ -62,8 +71,7 @@ ModelSpec LoadModel(std::string_view arg) {
     std::string path(arg);
     // A downloaded checkpoint's folder, as `vllm serve ./Llama-3.1-8B` takes
     // it: its Hugging Face config.json.
-    if (std::filesystem::is_directory(std::filesystem::path(arg), ec) && !EndsWith(arg, ".yaml") &&
-        !EndsWith(arg, ".yml") && !EndsWith(arg, ".json")) {
+    if (std::filesystem::is_directory(std::filesystem::path(arg), ec) && !HasSpecExtension(arg)) {
       const std::string config = (std::filesystem::path(arg) / "config.json").string();
       if (!std::filesystem::exists(config, ec)) {
         Fail(
@@ -84,10 +92,8 @@ ModelSpec LoadModel(std::string_view arg) {
   }
   // A file name, or a relative or absolute path (an HF repo id has one '/'
   // but starts with neither '.' nor '/'), that is not there.
-  if ((LooksLikePath(arg) &&
-       (EndsWith(arg, ".yaml") || EndsWith(arg, ".yml") || EndsWith(arg, ".json"))) ||
-      arg.starts_with("./") || arg.starts_with("../") || arg.starts_with("/") ||
-      arg.starts_with("~/")) {
+  if (HasSpecExtension(arg) || arg.starts_with("./") || arg.starts_with("../") ||
+      arg.starts_with("/") || arg.starts_with("~/")) {
     Fail("{}: cannot open file: No such file or directory", arg);
   }
   Fail("unknown model '{}'{}; `kvplan models` lists the catalog", arg, DidYouMean(arg, names));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <map>
@@ -77,10 +78,7 @@ bool IsSwitch(const std::string& name) {
       name.starts_with("--no-")) {
     return true;
   }
-  for (const char* s : kSwitches) {
-    if (name == s) return true;
-  }
-  return false;
+  return std::find(std::begin(kSwitches), std::end(kSwitches), name) != std::end(kSwitches);
 }
 
 // vLLM flags that take one or more values (nargs='+').
@@ -90,10 +88,7 @@ bool TakesList(const std::string& name) {
                                        "--allowed-methods",   "--allowed-headers",
                                        "--middleware",        "--api-key",
                                        "--cuda-graph-sizes",  "--long-lora-scaling-factors"};
-  for (const char* s : kLists) {
-    if (name == s) return true;
-  }
-  return false;
+  return std::find(std::begin(kLists), std::end(kLists), name) != std::end(kLists);
 }
 
 // "NAME=..." for a word with a value in it, the word itself otherwise: what
@@ -198,24 +193,20 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       d.vllm_allow_long_max_model_len = v == "1" || v == "true";
     } else {
       // The name only: values are often secrets (HF_TOKEN) and land in CI logs.
-      ignored.push_back(assignment.substr(0, assignment.find('=')) + "=...");
+      ignored.push_back(Redacted(assignment));
     }
   };
   // Launchers before the command: `env [NAME=VALUE...]`, `sudo`, `nohup`,
   // `exec`, `time`, `uv run`; environment assignments anywhere among them.
-  for (bool more = true; more && i < w.size();) {
-    more = true;
+  for (; i < w.size(); ++i) {
     if (w[i].find('=') != std::string::npos && w[i][0] != '-') {
       env(w[i]);
-    } else if (w[i] == "env" || w[i] == "sudo" || w[i] == "nohup" || w[i] == "exec" ||
-               w[i] == "time" || w[i] == "-E") {
     } else if (w[i] == "uv" && i + 1 < w.size() && w[i + 1] == "run") {
       ++i;
-    } else {
-      more = false;
-      continue;
+    } else if (w[i] != "env" && w[i] != "sudo" && w[i] != "-E" && w[i] != "nohup" &&
+               w[i] != "exec" && w[i] != "time") {
+      break;
     }
-    ++i;
   }
   // `docker run [docker options] vllm/vllm-openai[:tag] ARGS`: the image's
   // entrypoint is the API server, so ARGS are vLLM's; docker's -e/--env
