@@ -16,6 +16,7 @@
 #include "spec/catalog.h"
 #include "spec/deploy_config.h"
 #include "spec/vllm_args.h"
+#include "util/units.h"
 
 using namespace kvplan;
 using kvplan::test::CheckOneLineError;
@@ -739,4 +740,97 @@ TEST_CASE("check FOLDER: a config whose symlink leads nowhere fails the gate, no
   const std::string piped = "cat '" + SourcePath("models/gpt2.yaml") +
                             "' | '" KVPLAN_BINARY "' size /dev/stdin -c 1K >/dev/null 2>&1";
   CHECK(std::system(piped.c_str()) == 0);
+}
+
+TEST_CASE("the CUDA-graph sizes: deploy keys and --vllm-args, in vLLM's spellings") {
+  const auto graphs = [](const std::string& cmd) {
+    const DeployConfig d = ParseVllmCommand(cmd);
+    return d.args.cuda_graph_max_bs.value_or(0);
+  };
+  CHECK(graphs("vllm serve m --cuda-graph-sizes 1 2 4 64 --max-num-seqs 8") == 64);
+  // nargs='+': every word up to the next flag is a size, as argparse reads it.
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve --cuda-graph-sizes 8 16 m"),
+                    "--vllm-args: --cuda-graph-sizes: 'm' is not a batch size (a list takes "
+                    "every word up to the next flag)");
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --cuda-graph-sizes=1,2,4K"),
+                    "--vllm-args: --cuda-graph-sizes: '4K' is not a batch size (a list takes "
+                    "every word up to the next flag)");
+  CHECK(graphs("vllm serve m --cuda-graph-sizes=1,2,24") == 24);
+  CHECK(graphs("vllm serve m -cc.max_cudagraph_capture_size 32") == 32);
+  CHECK(graphs("vllm serve m --compilation-config.max_cudagraph_capture_size=16") == 16);
+  CHECK(graphs("vllm serve m -cc.cudagraph_capture_sizes '[1, 2, 96]'") == 96);
+  CHECK(graphs("vllm serve m --max-cudagraph-capture-size 40") == 40);
+  CHECK(graphs("vllm serve m --compilation-config '{\"level\": 3, \"cudagraph_capture_sizes\": "
+               "[1, 2, 48]}'") == 48);
+  CHECK(graphs("vllm serve m -O '{\"max_cudagraph_capture_size\": 8}'") == 8);
+  // The capture size given outright wins over a list.
+  const DeployConfig both =
+      ParseVllmCommand("vllm serve m --max-cudagraph-capture-size 128 --cuda-graph-sizes 1 2 4");
+  CHECK(*both.args.cuda_graph_max_bs == 128);
+  CHECK(both.args.NameOf("cuda_graph_max_bs") == "max_cudagraph_capture_size");
+  // An optimization level, on its flag or after it, is no graph size and
+  // takes no more than its own word.
+  const DeployConfig level = ParseVllmCommand("vllm serve m -O3 --max-model-len 4K");
+  CHECK(*level.args.max_model_len == 4096);
+  CHECK(!level.args.cuda_graph_max_bs);
+  REQUIRE(level.notes.size() == 1);
+  CHECK(level.notes[0] == "ignored (no effect on the KV cache): -O ...");
+  CHECK(ParseVllmCommand("vllm serve -O 3 m").model == "m");
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --cuda-graph-sizes"),
+                    "--vllm-args: --cuda-graph-sizes needs a value");
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --cuda-graph-sizes 0"),
+                    "--vllm-args: --cuda-graph-sizes: a graph batch size must be positive, got 0");
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m -cc.max_cudagraph_capture_size 0"),
+                    "--vllm-args: -cc.max_cudagraph_capture_size: a graph batch size must be "
+                    "positive, got 0");
+  CHECK_THROWS_WITH(
+      ParseVllmCommand("vllm serve m --compilation-config '{\"max_cudagraph_capture_size\": [1]}'"),
+      "--vllm-args: --compilation-config max_cudagraph_capture_size: expected a number");
+
+  // Deploy files: vLLM's max_cudagraph_capture_size, SGLang's cuda_graph_max_bs.
+  const ModelSpec m = LoadModel("llama-3.1-8b");
+  const HardwareSpec h = LoadHardware("h100-sxm");
+  const CheckReport plain = RunChecks(m, h, ParseDeployConfig(kGood, "d.yaml"));
+  const CheckReport small = RunChecks(
+      m, h,
+      ParseDeployConfig(Replace(kGood, "max_model_len: 32768",
+                                "max_model_len: 32768\n    max_cudagraph_capture_size: 64"),
+                        "d.yaml"));
+  CHECK(plain.capacity.reserve.cuda_graph_bytes == 512 * 2 * kMiB);  // min(512, 2 x 1024)
+  CHECK(small.capacity.reserve.cuda_graph_bytes == 64 * 2 * kMiB);
+  // vLLM >= 0.21 takes the graphs out of the cache's budget.
+  CHECK(small.capacity.kv_budget_bytes == plain.capacity.kv_budget_bytes + 448 * 2 * kMiB);
+  const CheckReport cli =
+      RunChecks(m, h,
+                ParseVllmCommand("vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768 "
+                                 "-cc.max_cudagraph_capture_size 64"));
+  CHECK(cli.capacity.kv_budget_bytes == small.capacity.kv_budget_bytes);
+  const DeployConfig sg = ParseDeployConfig(
+      Replace(Replace(kGood, "name: vllm", "name: sglang"), "max_model_len: 32768",
+              "context_length: 32768\n    cuda_graph_max_bs: 48"),
+      "d.yaml");
+  CHECK(*sg.args.cuda_graph_max_bs == 48);
+  CHECK(RunChecks(m, h, sg).capacity.config.cuda_graph_max_bs == 48);
+  CHECK_THROWS_WITH(ParseDeployConfig(Replace(kGood, "max_model_len: 32768",
+                                              "max_model_len: 32768\n    cuda_graph_max_bs: 48"),
+                                      "d.yaml"),
+                    doctest::Contains("d.yaml:9:5: cuda_graph_max_bs: unknown field in vllm args"));
+}
+
+TEST_CASE("--vllm-args names the flags that change memory kvplan does not model") {
+  const DeployConfig d = ParseVllmCommand(
+      "vllm serve m --cpu-offload-gb 10 --enable-chunked-prefill --enable-prefix-cachin "
+      "--speculative-config '{\"model\": \"d\"}' --port 8000");
+  REQUIRE(d.notes.size() == 2);
+  // A real flag gets no did-you-mean; a typo of a flag kvplan reads does.
+  CHECK(d.notes[0] ==
+        "ignored (no effect on the KV cache): --enable-chunked-prefill, --enable-prefix-cachin "
+        "(did you mean '--enable-prefix-caching'?), --port ...");
+  CHECK(d.notes[1] ==
+        "not modelled (they change the memory left for the KV cache; the figures assume them "
+        "absent): --cpu-offload-gb ..., --speculative-config ...");
+  // vLLM's ROCm image has the same entrypoint.
+  CHECK(ParseVllmCommand("docker run --device /dev/kfd vllm/vllm-openai-rocm:v0.10.1 --model m")
+            .model == "m");
+  CHECK_THROWS(ParseVllmCommand("docker run vllm/vllm-openai-rocmx --model m"));
 }

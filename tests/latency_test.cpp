@@ -8,6 +8,7 @@
 
 #include "cli_runner.h"
 #include "spec/catalog.h"
+#include "spec/yaml_reader.h"
 #include "util/units.h"
 
 using namespace kvplan;
@@ -412,6 +413,38 @@ TEST_CASE("latency --validate refuses a profile measured on other threads or ano
   auto z = test::RunKvplan("latency --validate --quick --threads 1 --profile " + zero);
   CHECK(z.exit_code == 2);
   CHECK(z.err == "kvplan: error: " + zero + ":8:12: threads: must be positive, got 0\n");
+}
+
+TEST_CASE("latency --validate shows every round's error of each shape") {
+  const std::string one = test::WriteFile(
+      test::TempDir(), "one-thread.yaml",
+      "name: p\nmemory_bytes: 1000000000\nmemory_bandwidth_gbps: 20\nsource: \"test\"\n"
+      "measured:\n  device: cpu\n  read_ceiling_gbps: 20\n  threads: 1\n"
+      "  curve:\n    - {bytes: 1000000, gbps: 8}\n    - {bytes: 100000000, gbps: 15}\n");
+  auto r = test::RunKvplan(
+      "latency --validate --quick --threads 1 --rounds 3 --repeats 1 "
+      "--profile " +
+      one + " --format json");
+  REQUIRE(r.exit_code <= 1);  // pass or fail: this checks the report, not the machine
+  const YAML::Node j = ParseYaml(r.out, "out.json");
+  CHECK(j["rounds"].as<int>() == 3);
+  REQUIRE(j["points"].size() == 3);
+  for (const YAML::Node& p : j["points"]) {
+    REQUIRE(p["round_errors"].size() == 3);
+    std::vector<double> each;
+    for (const YAML::Node& e : p["round_errors"]) each.push_back(e.as<double>());
+    std::sort(each.begin(), each.end());
+    CHECK(p["error"].as<double>() == each[1]);  // the median round is the row
+  }
+  auto csv = test::RunKvplan(
+      "latency --validate --quick --threads 1 --rounds 2 --repeats 1 "
+      "--profile " +
+      one + " --format csv");
+  REQUIRE(csv.exit_code <= 1);
+  CHECK(csv.out.rfind("context_tokens,batch,bytes,measured_ms,predicted_ms,raw_error,"
+                      "ceiling_beside_gbps,measured_at_profile_ceiling_ms,error,round_error_min,"
+                      "round_error_max,measured_attention_ms,predicted_attention_ms\n",
+                      0) == 0);
 }
 
 TEST_CASE("decode phases: weights and attention each on their roofline, looked up per layer, summed") {

@@ -96,9 +96,14 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
                                                profile.empty()));
   }
   std::vector<demo::ValidationPoint> pts;
+  // Every round's judged error of each shape, in round order: how far the
+  // host moves a row from one round to the next.
+  std::vector<std::vector<double>> round_errors;
   for (size_t i = 0; i < rounds.front().size(); ++i) {
     std::vector<demo::ValidationPoint> each;
     for (const auto& round : rounds) each.push_back(round[i]);
+    round_errors.emplace_back();
+    for (const auto& p : each) round_errors.back().push_back(p.AdjustedError());
     std::sort(each.begin(), each.end(), [](const demo::ValidationPoint& a, const demo::ValidationPoint& b) {
       return a.AdjustedError() < b.AdjustedError();
     });
@@ -124,15 +129,23 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
       "vocab {}, fp16 weights and KV",
       m.layers, m.hidden, m.q_heads, m.kv_heads, m.head_dim, m.intermediate, m.vocab);
   Table t({"context", "batch", "bytes/step", "measured ms", "predicted ms", "raw error",
-           "ceiling GB/s", "at profile's ceiling ms", "error", "attention: measured ms",
-           "predicted ms"});
-  for (const auto& p : pts) {
+           "ceiling GB/s", "at profile's ceiling ms", "error", "rounds: from", "to",
+           "attention: measured ms", "predicted ms"});
+  const auto lowest = [&](size_t i) {
+    return *std::min_element(round_errors[i].begin(), round_errors[i].end());
+  };
+  const auto highest = [&](size_t i) {
+    return *std::max_element(round_errors[i].begin(), round_errors[i].end());
+  };
+  for (size_t i = 0; i < pts.size(); ++i) {
+    const demo::ValidationPoint& p = pts[i];
     t.AddRow({WithCommas(static_cast<uint64_t>(p.shape.context)), std::to_string(p.shape.batch),
               FormatGB(p.bytes), fmt::format("{:.2f}", p.measured_s * 1e3),
               fmt::format("{:.2f}", p.predicted_s * 1e3), fmt::format("{:+.1f}%", 100 * p.Error()),
               fmt::format("{:.1f}", p.ceiling_gbps),
               fmt::format("{:.2f}", p.adjusted_measured_s * 1e3),
               fmt::format("{:+.1f}%", 100 * p.AdjustedError()),
+              fmt::format("{:+.1f}%", 100 * lowest(i)), fmt::format("{:+.1f}%", 100 * highest(i)),
               fmt::format("{:.2f}", p.measured_attention_s * 1e3),
               fmt::format("{:.2f}", p.predicted_attention_s * 1e3)});
   }
@@ -145,7 +158,8 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
       j.Set("machine", hw.measured->machine);
       j.Set("read_ceiling_gbps", hw.measured->read_ceiling_gbps);
       Json rows = Json::MakeArray();
-      for (const auto& p : pts) {
+      for (size_t i = 0; i < pts.size(); ++i) {
+        const demo::ValidationPoint& p = pts[i];
         Json r;
         r.Set("context_tokens", p.shape.context);
         r.Set("batch", p.shape.batch);
@@ -156,6 +170,9 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
         r.Set("ceiling_beside_gbps", p.ceiling_gbps);
         r.Set("measured_at_profile_ceiling_ms", p.adjusted_measured_s * 1e3);
         r.Set("error", p.AdjustedError());
+        Json each = Json::MakeArray();
+        for (double e : round_errors[i]) each.Push(Json(e));
+        r.Set("round_errors", std::move(each));
         r.Set("measured_attention_ms", p.measured_attention_s * 1e3);
         r.Set("predicted_attention_ms", p.predicted_attention_s * 1e3);
         rows.Push(std::move(r));
@@ -173,15 +190,17 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
       // Plain numbers, the unit in the header (the text table's "1,024",
       // "+3.1%" and "33.55 MB" do not parse).
       Table c({"context_tokens", "batch", "bytes", "measured_ms", "predicted_ms", "raw_error",
-               "ceiling_beside_gbps", "measured_at_profile_ceiling_ms", "error",
-               "measured_attention_ms", "predicted_attention_ms"});
-      for (const auto& p : pts) {
+               "ceiling_beside_gbps", "measured_at_profile_ceiling_ms", "error", "round_error_min",
+               "round_error_max", "measured_attention_ms", "predicted_attention_ms"});
+      for (size_t i = 0; i < pts.size(); ++i) {
+        const demo::ValidationPoint& p = pts[i];
         c.AddRow({std::to_string(p.shape.context), std::to_string(p.shape.batch),
                   std::to_string(p.bytes), fmt::format("{:.6g}", p.measured_s * 1e3),
                   fmt::format("{:.6g}", p.predicted_s * 1e3), fmt::format("{:.4f}", p.Error()),
                   fmt::format("{:.3f}", p.ceiling_gbps),
                   fmt::format("{:.6g}", p.adjusted_measured_s * 1e3),
-                  fmt::format("{:.4f}", p.AdjustedError()),
+                  fmt::format("{:.4f}", p.AdjustedError()), fmt::format("{:.4f}", lowest(i)),
+                  fmt::format("{:.4f}", highest(i)),
                   fmt::format("{:.6g}", p.measured_attention_s * 1e3),
                   fmt::format("{:.6g}", p.predicted_attention_s * 1e3)});
       }
@@ -189,16 +208,18 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
       break;
     }
     case Format::kText:
-      Print(fmt::format("{}\nprofile: {} ({}; read ceiling {:.1f} GB/s, curve of {} points)\n"
-                        "Each step: weight GEMVs + decode attention over the real cache, caches "
-                        "flushed first, median of {}, {}; each row is the median error of {} "
-                        "round(s).\nThe read ceiling is read again before every step (and every "
-                        "curve point), and each time also stated at the profile's ceiling\n(time x "
-                        "ceiling beside it / profile's ceiling), so the machine's drift since the "
-                        "profile does not count as the model's error.\n\n",
-                        model, hw.origin, hw.measured->machine, hw.measured->read_ceiling_gbps,
-                        hw.measured->curve.size(), o.repeats,
-                        o.threads == 1 ? "one thread, its CPU time" : "all cores, wall time", o.rounds));
+      Print(fmt::format(
+          "{}\nprofile: {} ({}; read ceiling {:.1f} GB/s, curve of {} points)\n"
+          "Each step: weight GEMVs + decode attention over the real cache, caches "
+          "flushed first, median of {}, {}; each row is the median error of {} "
+          "round(s) (from, to: the lowest and highest of them).\nThe read ceiling is read again "
+          "before every step (and every "
+          "curve point), and each time also stated at the profile's ceiling\n(time x "
+          "ceiling beside it / profile's ceiling), so the machine's drift since the "
+          "profile does not count as the model's error.\n\n",
+          model, hw.origin, hw.measured->machine, hw.measured->read_ceiling_gbps,
+          hw.measured->curve.size(), o.repeats,
+          o.threads == 1 ? "one thread, its CPU time" : "all cores, wall time", o.rounds));
       Print(t.Text());
       Print(fmt::format("\nmedian |error| {:.1f}%, worst {:.1f}%: {} (target: all within 10%, "
                         "median under 5%); raw, without the drift taken out: median {:.1f}%, "

@@ -39,6 +39,7 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
       {"max_num_batched_tokens", "max_num_batched_tokens", ArgType::kTokens},
       {"kv_cache_memory_bytes", "kv_cache_memory_bytes", ArgType::kBytes},
       {"enforce_eager", "enforce_eager", ArgType::kBool},
+      {"max_cudagraph_capture_size", "cuda_graph_max_bs", ArgType::kCount},
       {"dtype", "weight_dtype", ArgType::kText},
       {"quantization", "quantization", ArgType::kText},
   };
@@ -55,6 +56,7 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
       {"chunked_prefill_size", "max_num_batched_tokens", ArgType::kTokens},
       {"max_total_tokens", "max_total_tokens", ArgType::kTokens},
       {"disable_cuda_graph", "enforce_eager", ArgType::kBool},
+      {"cuda_graph_max_bs", "cuda_graph_max_bs", ArgType::kCount},
       {"dtype", "weight_dtype", ArgType::kText},
       {"quantization", "quantization", ArgType::kText},
   };
@@ -139,6 +141,8 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
     else if (f == "n_ctx") u = &a.n_ctx;
     else if (f == "kv_cache_memory_bytes") u = &a.kv_cache_memory_bytes;
     else if (f == "max_gpu_total_bytes") u = &a.max_gpu_total_bytes;
+    else if (f == "cuda_graph_max_bs")
+      u = &a.cuda_graph_max_bs;
     switch (k.type) {
       case ArgType::kTokens: *u = Tokens(r, k.key, false); break;
       case ArgType::kCount: *u = r.U64(k.key); break;

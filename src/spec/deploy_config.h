@@ -36,6 +36,9 @@ struct EngineArgs {
   std::optional<uint64_t> max_total_tokens;        // SGLang
   std::optional<uint64_t> max_gpu_total_bytes;     // TRT-LLM
   std::optional<bool> enforce_eager;               // enforce_eager, disable_cuda_graph
+  std::optional<uint64_t> cuda_graph_max_bs;       // vLLM max_cudagraph_capture_size (or the
+                                                   // largest cudagraph_capture_sizes), SGLang
+                                                   // cuda_graph_max_bs
   std::optional<std::string> weight_dtype;         // dtype (vLLM: of the model and activations)
   std::optional<std::string> quantization;         // vLLM/SGLang quantization: of the weights
   std::optional<uint64_t> n_ctx;                   // llama.cpp ctx_size (all sequences)

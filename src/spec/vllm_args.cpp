@@ -9,6 +9,7 @@
 
 #include "plan/weights.h"
 #include "spec/cache_dtype.h"
+#include "spec/yaml_reader.h"
 #include "util/suggest.h"
 #include "util/units.h"
 
@@ -40,6 +41,7 @@ const std::vector<Flag>& Flags() {
       {"--max-num-batched-tokens", "max_num_batched_tokens", Kind::kTokens},
       {"--kv-cache-memory-bytes", "kv_cache_memory_bytes", Kind::kBytes},
       {"--kv-cache-memory", "kv_cache_memory_bytes", Kind::kBytes},
+      {"--max-cudagraph-capture-size", "cuda_graph_max_bs", Kind::kCount},
       {"--enforce-eager", "enforce_eager", Kind::kFlag},
       {"--no-enforce-eager", "enforce_eager", Kind::kNegFlag},
       {"--dtype", "weight_dtype", Kind::kText},
@@ -83,12 +85,76 @@ bool IsSwitch(const std::string& name) {
 
 // vLLM flags that take one or more values (nargs='+').
 bool TakesList(const std::string& name) {
-  static const char* const kLists[] = {"--served-model-name", "--lora-modules",
-                                       "--prompt-adapters",   "--allowed-origins",
-                                       "--allowed-methods",   "--allowed-headers",
-                                       "--middleware",        "--api-key",
-                                       "--cuda-graph-sizes",  "--long-lora-scaling-factors"};
+  static const char* const kLists[] = {
+      "--served-model-name", "--lora-modules",    "--prompt-adapters",
+      "--allowed-origins",   "--allowed-methods", "--allowed-headers",
+      "--middleware",        "--api-key",         "--long-lora-scaling-factors"};
   return std::find(std::begin(kLists), std::end(kLists), name) != std::end(kLists);
+}
+
+// vLLM flags that change the GPU memory the cache is left with, in ways
+// kvplan does not model: named apart from the harmless ones, since the
+// figures assume them absent.
+bool ChangesMemory(const std::string& name) {
+  static const char* const kFlags[] = {
+      "--cpu-offload-gb",     "--speculative-config",    "--enable-lora",
+      "--max-loras",          "--max-lora-rank",         "--limit-mm-per-prompt",
+      "--mm-encoder-tp-mode", "--hf-overrides",          "--rope-scaling",
+      "--rope-theta",         "--kv-transfer-config",    "--enable-expert-parallel",
+      "--enable-eplb",        "--num-redundant-experts", "--decode-context-parallel-size"};
+  return std::find(std::begin(kFlags), std::end(kFlags), name) != std::end(kFlags);
+}
+
+// vLLM flags known to leave the cache's memory alone: no did-you-mean for
+// them (--enable-chunked-prefill is not a typo of --enable-prefix-caching).
+bool KnownHarmless(const std::string& name) {
+  static const char* const kFlags[] = {"--host",
+                                       "--port",
+                                       "--api-key",
+                                       "--served-model-name",
+                                       "--chat-template",
+                                       "--tokenizer",
+                                       "--tokenizer-mode",
+                                       "--revision",
+                                       "--code-revision",
+                                       "--tokenizer-revision",
+                                       "--download-dir",
+                                       "--load-format",
+                                       "--seed",
+                                       "--enable-chunked-prefill",
+                                       "--no-enable-chunked-prefill",
+                                       "--disable-log-requests",
+                                       "--disable-log-stats",
+                                       "--enable-log-requests",
+                                       "--uvicorn-log-level",
+                                       "--enable-auto-tool-choice",
+                                       "--tool-call-parser",
+                                       "--reasoning-parser",
+                                       "--distributed-executor-backend",
+                                       "--max-logprobs",
+                                       "--response-role",
+                                       "--ssl-keyfile",
+                                       "--ssl-certfile",
+                                       "--root-path",
+                                       "--generation-config",
+                                       "--guided-decoding-backend",
+                                       "--structured-outputs-config",
+                                       "--scheduling-policy",
+                                       "--disable-custom-all-reduce",
+                                       "--hf-token",
+                                       "--config",
+                                       "--disable-fastapi-docs",
+                                       "--enable-prompt-tokens-details",
+                                       "--enable-server-load-tracking",
+                                       "--api-server-count",
+                                       "--lora-modules",
+                                       "--override-generation-config",
+                                       "--enable-request-id-headers",
+                                       "--chat-template-content-format",
+                                       "--swap-space",
+                                       "--kv-offloading-size",
+                                       "--max-cpu-loras"};
+  return std::find(std::begin(kFlags), std::end(kFlags), name) != std::end(kFlags);
 }
 
 // "NAME=..." for a word with a value in it, the word itself otherwise: what
@@ -98,15 +164,94 @@ std::string Redacted(const std::string& word) {
   return eq == std::string::npos ? word : word.substr(0, eq) + "=...";
 }
 
-// True for the vLLM image: [registry/]vllm/vllm-openai[:tag|@digest].
+// True for the vLLM image: [registry/]vllm/vllm-openai[-rocm][:tag|@digest].
 bool IsVllmImage(const std::string& word) {
   constexpr std::string_view kImage = "vllm/vllm-openai";
   // A path (a mount, -v /srv/vllm/vllm-openai:/cache) is no image.
   if (word.empty() || word[0] == '/' || word[0] == '.' || word[0] == '~') return false;
   const size_t at = word.find(kImage);
   if (at == std::string::npos || (at != 0 && word[at - 1] != '/')) return false;
-  const size_t end = at + kImage.size();
+  size_t end = at + kImage.size();
+  if (word.compare(end, 5, "-rocm") == 0) end += 5;  // vLLM's ROCm build, same entrypoint
   return end == word.size() || word[end] == ':' || word[end] == '@';
+}
+
+// One CUDA-graph batch size: a plain positive integer, as vLLM's int takes it.
+uint64_t GraphSize(const std::string& item, const std::string& what) {
+  if (item.empty() || item.size() > 9 ||
+      item.find_first_not_of("0123456789") != std::string::npos) {
+    Fail("{}: '{}' is not a batch size (a list takes every word up to the next flag)", what,
+         Redacted(item));
+  }
+  const uint64_t n = std::stoull(item);
+  if (n == 0) Fail("{}: a graph batch size must be positive, got 0", what);
+  return n;
+}
+
+// The largest of a list of CUDA-graph batch sizes, as vLLM takes them:
+// `--cuda-graph-sizes 1 2 4 8`, `-cc.cudagraph_capture_sizes '[1,2,4,8]'`.
+uint64_t LargestSize(const std::vector<std::string>& words, const std::string& what) {
+  uint64_t largest = 0;
+  for (const std::string& word : words) {
+    std::string item;
+    for (char c : word + ",") {
+      if (c == '[' || c == ']' || c == ',' || c == ' ') {
+        if (!item.empty()) largest = std::max(largest, GraphSize(item, what));
+        item.clear();
+      } else {
+        item += c;
+      }
+    }
+  }
+  if (largest == 0) Fail("{}: needs at least one batch size", what);
+  return largest;
+}
+
+// vLLM's compilation config, as its flag takes it: `--compilation-config`,
+// `-cc` or `-O` with a JSON object, an optimization level (-O3), or one
+// dotted key (-cc.max_cudagraph_capture_size 64). Only the CUDA-graph
+// sizes change the memory kvplan counts: the rest is named as ignored.
+struct GraphSizes {
+  std::optional<uint64_t> max_capture_size;  // max_cudagraph_capture_size
+  std::optional<uint64_t> largest_listed;    // max(cudagraph_capture_sizes)
+};
+
+bool IsCompilationConfig(const std::string& name) {
+  return name == "--compilation-config" || name == "-cc" || name == "-O";
+}
+
+// `key` (dashes or underscores) of the compilation config set to `value`:
+// true where it is a graph size kvplan reads.
+bool SetCompilationKey(std::string key, const std::string& value, GraphSizes& g,
+                       const std::string& what) {
+  std::replace(key.begin(), key.end(), '-', '_');
+  if (key == "max_cudagraph_capture_size") {
+    g.max_capture_size = GraphSize(value, what);
+    return true;
+  }
+  if (key == "cudagraph_capture_sizes") {
+    g.largest_listed = LargestSize({value}, what);
+    return true;
+  }
+  return false;
+}
+
+// A JSON object given to --compilation-config: its graph-size keys.
+void ReadCompilationJson(const std::string& value, GraphSizes& g, const std::string& flag) {
+  const YAML::Node root = ParseYaml(value, flag);
+  if (!root.IsMap()) Fail("{}: expected a JSON object or an optimization level", flag);
+  for (const auto& kv : root) {
+    const std::string key = kv.first.Scalar();
+    const std::string what = flag + " " + key;
+    if (key == "cudagraph_capture_sizes" && kv.second.IsSequence()) {
+      std::vector<std::string> items;
+      for (const auto& item : kv.second) items.push_back(item.Scalar());
+      g.largest_listed = LargestSize(items, what);
+    } else if (key == "max_cudagraph_capture_size" || key == "cudagraph_capture_sizes") {
+      if (!kv.second.IsScalar()) Fail("{}: expected a number", what);
+      SetCompilationKey(key, kv.second.Scalar(), g, what);
+    }
+  }
 }
 
 }  // namespace
@@ -176,7 +321,7 @@ DeployConfig ParseVllmCommand(std::string_view line) {
   // "true", any case). The rest are named in the notes as ignored.
   constexpr std::string_view kGraphEnv = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=";
   constexpr std::string_view kLongEnv = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=";
-  std::vector<std::string> ignored;
+  std::vector<std::string> ignored, unmodelled;
   const auto env = [&](const std::string& assignment) {
     if (assignment.starts_with(kGraphEnv)) {
       const std::string v = assignment.substr(kGraphEnv.size());
@@ -240,6 +385,7 @@ DeployConfig ParseVllmCommand(std::string_view line) {
   std::vector<std::string> known;
   for (const Flag& f : Flags()) known.emplace_back(f.name);
   std::string model_flag;  // --model; d.model holds the positional one
+  GraphSizes graphs;
   auto set_text = [&](const Flag& f, const std::string& v) {
     if (std::string(f.field).empty()) {
       model_flag = v;
@@ -287,6 +433,37 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       has_value = true;
     }
     name = Canonical(name);
+    // -O3: the optimization level written onto its short flag.
+    if (!has_value && name.size() > 2 && name.starts_with("-O") && name[2] != '.') {
+      ignored.push_back(name.substr(0, 2) + " ...");
+      continue;
+    }
+    // The CUDA-graph batch sizes: vLLM captures graphs up to the largest,
+    // and from 0.21 takes their memory out of the cache's budget.
+    const size_t dot = name.find('.');
+    const std::string base = name.substr(0, dot);
+    if (name == "--cuda-graph-sizes" || IsCompilationConfig(base)) {
+      std::vector<std::string> values;
+      if (has_value) values.push_back(value);
+      while (i + 1 < w.size() && !w[i + 1].starts_with("-") &&
+             (values.empty() || name == "--cuda-graph-sizes")) {
+        values.push_back(w[++i]);
+      }
+      if (values.empty()) Fail("--vllm-args: {} needs a value", word.substr(0, eq));
+      const std::string what = "--vllm-args: " + word.substr(0, eq);
+      if (name == "--cuda-graph-sizes") {
+        graphs.largest_listed = LargestSize(values, what);
+      } else if (dot != std::string::npos) {
+        if (!SetCompilationKey(name.substr(dot + 1), values.front(), graphs, what)) {
+          ignored.push_back(word.substr(0, eq) + " ...");
+        }
+      } else if (values.front().starts_with("{")) {
+        ReadCompilationJson(values.front(), graphs, what);
+      } else {
+        ignored.push_back(word.substr(0, eq) + " ...");  // an optimization level
+      }
+      continue;
+    }
     const Flag* flag = nullptr;
     for (const Flag& f : Flags()) {
       if (name == f.name) flag = &f;
@@ -311,8 +488,11 @@ DeployConfig ParseVllmCommand(std::string_view line) {
         }
       }
       if (has_value) note += " ...";
-      std::string near = DidYouMean(name, known);
-      ignored.push_back(note + near);
+      if (ChangesMemory(name)) {
+        unmodelled.push_back(note);
+      } else {
+        ignored.push_back(note + (KnownHarmless(name) ? "" : DidYouMean(name, known)));
+      }
       continue;
     }
     if (flag->kind == Kind::kFlag || flag->kind == Kind::kNegFlag) {
@@ -374,6 +554,8 @@ DeployConfig ParseVllmCommand(std::string_view line) {
         else if (field == "tp") d.args.tp = n;
         else if (field == "pp") d.args.pp = n;
         else if (field == "dp") d.args.dp = n;
+        else if (field == "cuda_graph_max_bs")
+          graphs.max_capture_size = n;
         else d.args.block_size = n;
         break;
       }
@@ -398,6 +580,14 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       default: break;
     }
   }
+  // vLLM captures up to max_cudagraph_capture_size where it is given, else
+  // up to the largest size listed.
+  if (graphs.max_capture_size || graphs.largest_listed) {
+    d.args.cuda_graph_max_bs =
+        graphs.max_capture_size ? graphs.max_capture_size : graphs.largest_listed;
+    d.args.names["cuda_graph_max_bs"] =
+        graphs.max_capture_size ? "max_cudagraph_capture_size" : "cudagraph_capture_sizes";
+  }
   // As `vllm serve` does: the positional model wins over --model.
   if (d.model.empty()) d.model = model_flag;
   if (d.model.empty()) Fail("--vllm-args: no model (expected `vllm serve MODEL ...` or --model)");
@@ -405,6 +595,14 @@ DeployConfig ParseVllmCommand(std::string_view line) {
     std::string list;
     for (const std::string& s : ignored) list += (list.empty() ? "" : ", ") + s;
     d.notes.push_back("ignored (no effect on the KV cache): " + list);
+  }
+  if (!unmodelled.empty()) {
+    std::string list;
+    for (const std::string& s : unmodelled) list += (list.empty() ? "" : ", ") + s;
+    d.notes.push_back(
+        "not modelled (they change the memory left for the KV cache; the figures assume them "
+        "absent): " +
+        list);
   }
   return d;
 }
