@@ -834,3 +834,59 @@ TEST_CASE("--vllm-args names the flags that change memory kvplan does not model"
             .model == "m");
   CHECK_THROWS(ParseVllmCommand("docker run vllm/vllm-openai-rocmx --model m"));
 }
+
+TEST_CASE("engine.env: the server's environment in a deploy file") {
+  const ModelSpec m = LoadModel("llama-3.1-8b");
+  const HardwareSpec h = LoadHardware("h100-sxm");
+  const auto with_env = [](const std::string& env, const std::string& engine = "vllm") {
+    return Replace(Replace(kGood, "name: vllm\n", "name: " + engine + "\n  env:\n" + env),
+                   "max_model_len: 32768",
+                   engine == "vllm" ? "max_model_len: 32768" : "context_length: 32768");
+  };
+  const DeployConfig d = ParseDeployConfig(
+      with_env("    HF_TOKEN: hf_SECRET\n    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: 0\n"),
+      "d.yaml");
+  REQUIRE(d.vllm_graph_profiling.has_value());
+  CHECK(!*d.vllm_graph_profiling);
+  REQUIRE(d.notes.size() == 1);
+  CHECK(d.notes[0] == "engine.env: ignored (no effect on the KV cache): HF_TOKEN");  // no value
+  // The graphs' estimate stays in the cache's budget, as the same variable
+  // before a command line leaves it.
+  const CheckReport plain = RunChecks(m, h, ParseDeployConfig(kGood, "d.yaml"));
+  const CheckReport off = RunChecks(m, h, d);
+  CHECK(off.capacity.kv_budget_bytes ==
+        plain.capacity.kv_budget_bytes + plain.capacity.reserve.cuda_graph_bytes);
+  CHECK(RunChecks(m, h,
+                  ParseVllmCommand("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 vllm serve "
+                                   "meta-llama/Llama-3.1-8B --max-model-len 32768"))
+            .capacity.kv_budget_bytes == off.capacity.kv_budget_bytes);
+  CHECK(ParseDeployConfig(with_env("    VLLM_ALLOW_LONG_MAX_MODEL_LEN: \"True\"\n"), "d.yaml")
+            .vllm_allow_long_max_model_len);
+  // Other engines: vLLM's variables mean nothing there.
+  const DeployConfig sg = ParseDeployConfig(
+      with_env("    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: 0\n", "sglang"), "d.yaml");
+  CHECK(!sg.vllm_graph_profiling);
+  REQUIRE(sg.notes.size() == 1);
+  CHECK(
+      sg.notes[0] ==
+      "engine.env: ignored (no effect on the KV cache): VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS");
+  // Bad values name their line.
+  CHECK_THROWS_WITH(
+      ParseDeployConfig(with_env("    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: 2\n"), "d.yaml"),
+      "d.yaml:8:47: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: expected 0 or 1, got '2'");
+  CHECK_THROWS_WITH(
+      ParseDeployConfig(with_env("    VLLM_ALLOW_LONG_MAX_MODEL_LEN: yes\n"), "d.yaml"),
+      "d.yaml:8:36: VLLM_ALLOW_LONG_MAX_MODEL_LEN: expected 1/true or 0/false, got "
+      "'yes'");
+  CHECK_THROWS_WITH(ParseDeployConfig(with_env("    HF_TOKEN: [a]\n"), "d.yaml"),
+                    "d.yaml:8:15: HF_TOKEN: expected a value such as 1 or true");
+  CHECK_THROWS_WITH(
+      ParseDeployConfig(Replace(kGood, "name: vllm\n", "name: vllm\n  env: 1\n"), "d.yaml"),
+      "d.yaml:7:8: env: expected a map of NAME: value (the server's environment)");
+  // docker's `-e NAME` passes the host's value, which kvplan cannot see.
+  const DeployConfig bare =
+      ParseVllmCommand("docker run -e VLLM_ALLOW_LONG_MAX_MODEL_LEN vllm/vllm-openai --model m");
+  CHECK(!bare.vllm_allow_long_max_model_len);
+  REQUIRE(bare.notes.size() == 1);
+  CHECK(bare.notes[0] == "ignored (no effect on the KV cache): VLLM_ALLOW_LONG_MAX_MODEL_LEN");
+}

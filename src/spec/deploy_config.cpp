@@ -338,6 +338,54 @@ std::vector<std::string> EngineArgKeys(const std::string& engine) {
   return out;
 }
 
+bool ApplyVllmEnv(const std::string& name, const std::string& value, const std::string& what,
+                  DeployConfig& d) {
+  if (name == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") {
+    // envs.py reads it as bool(int(value)).
+    if (value != "0" && value != "1") Fail("{}: expected 0 or 1, got '{}'", what, value);
+    d.vllm_graph_profiling = value == "1";
+    return true;
+  }
+  if (name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN") {
+    // envs.py: "1" or "true", any case.
+    const std::string v = Lower(value);
+    if (v != "0" && v != "1" && v != "true" && v != "false") {
+      Fail("{}: expected 1/true or 0/false, got '{}'", what, value);
+    }
+    d.vllm_allow_long_max_model_len = v == "1" || v == "true";
+    return true;
+  }
+  return false;
+}
+
+namespace {
+
+// engine.env: the server's environment as a map of NAME: value. The vLLM
+// variables kvplan models are applied; the rest are named (never their
+// values: tokens live here) in a note.
+void ReadEnv(const YAML::Node& env, const std::string& file, DeployConfig& d) {
+  if (!env.IsMap()) {
+    Fail("{}env: expected a map of NAME: value (the server's environment)",
+         PosOf(env, file).Prefix());
+  }
+  std::vector<std::string> ignored;
+  for (const auto& kv : env) {
+    const std::string name = kv.first.Scalar();
+    const SourcePos at = PosOf(kv.second, file);
+    if (!kv.second.IsScalar()) Fail("{}{}: expected a value such as 1 or true", at.Prefix(), name);
+    const bool modelled =
+        d.engine == "vllm" && ApplyVllmEnv(name, kv.second.Scalar(), at.Prefix() + name, d);
+    if (!modelled) ignored.push_back(name);
+  }
+  if (!ignored.empty()) {
+    std::string list;
+    for (const std::string& n : ignored) list += (list.empty() ? "" : ", ") + n;
+    d.notes.push_back("engine.env: ignored (no effect on the KV cache): " + list);
+  }
+}
+
+}  // namespace
+
 DeployConfig ParseDeployConfig(const std::string& text, const std::string& file) {
   YAML::Node root = ParseYaml(text, file);
   MapReader r(root, file, "deployment config");
@@ -373,6 +421,11 @@ DeployConfig ParseDeployConfig(const std::string& text, const std::string& file)
            at.Prefix(), d.engine);
     }
     d.vllm_version = ParseVllmVersion(*v, at.Prefix() + "version");
+  }
+  if (en.Has("env")) {
+    ReadEnv(en.Child("env"), file, d);
+  } else {
+    en.OptStr("env");
   }
   if (en.Has("args")) {
     MapReader args(en.Child("args"), file, d.engine + " args");

@@ -90,10 +90,10 @@ struct DeployConfig {
   uint64_t gpu_count = 0;  // 0: exactly tp * pp * dp
   std::string engine = "vllm";
   std::optional<uint64_t> vllm_version;  // engine.version (vLLM only); unset: the latest
-  // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0|1 before a vLLM command line;
-  // unset: the version's default.
+  // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0|1 before a vLLM command line
+  // or in engine.env; unset: the version's default.
   std::optional<bool> vllm_graph_profiling;
-  // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 before a vLLM command line: vLLM then
+  // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (command line or engine.env): vLLM then
   // takes a max_model_len beyond the model's max_position_embeddings.
   bool vllm_allow_long_max_model_len = false;
   EngineArgs args;
@@ -102,6 +102,12 @@ struct DeployConfig {
   std::vector<std::string> notes;  // e.g. flags ignored from a command line
   SourcePos pos, model_pos, gpu_pos, count_pos, engine_pos;
 };
+
+/// The server's environment variable `name` set to `value`: the two vLLM
+/// variables that change what kvplan models are applied to `d` (true); any
+/// other name is left alone (false). A bad value throws Error "`what`: ...".
+bool ApplyVllmEnv(const std::string& name, const std::string& value, const std::string& what,
+                  DeployConfig& d);
 
 /// The engines a deployment config can name.
 const std::vector<std::string>& DeployEngines();

@@ -319,25 +319,13 @@ DeployConfig ParseVllmCommand(std::string_view line) {
   // estimate (envs.py reads it as bool(int(value))).
   // Another lets max_model_len pass the model's own limit (envs.py: "1" or
   // "true", any case). The rest are named in the notes as ignored.
-  constexpr std::string_view kGraphEnv = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=";
-  constexpr std::string_view kLongEnv = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=";
   std::vector<std::string> ignored, unmodelled;
   const auto env = [&](const std::string& assignment) {
-    if (assignment.starts_with(kGraphEnv)) {
-      const std::string v = assignment.substr(kGraphEnv.size());
-      if (v != "0" && v != "1") {
-        Fail("{}: expected 0 or 1, got '{}'", kGraphEnv.substr(0, kGraphEnv.size() - 1), v);
-      }
-      d.vllm_graph_profiling = v == "1";
-    } else if (assignment.starts_with(kLongEnv)) {
-      const std::string v = Lower(assignment.substr(kLongEnv.size()));
-      if (v != "0" && v != "1" && v != "true" && v != "false") {
-        Fail("{}: expected 1/true or 0/false, got '{}'", kLongEnv.substr(0, kLongEnv.size() - 1),
-             assignment.substr(kLongEnv.size()));
-      }
-      d.vllm_allow_long_max_model_len = v == "1" || v == "true";
-    } else {
-      // The name only: values are often secrets (HF_TOKEN) and land in CI logs.
+    const size_t eq = assignment.find('=');
+    const std::string name = assignment.substr(0, eq);
+    // The name only when ignored: values are often secrets (HF_TOKEN) and
+    // land in CI logs. `docker -e NAME` passes the host's value, unknown here.
+    if (eq == std::string::npos || !ApplyVllmEnv(name, assignment.substr(eq + 1), name, d)) {
       ignored.push_back(Redacted(assignment));
     }
   };
