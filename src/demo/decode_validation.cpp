@@ -319,7 +319,7 @@ std::vector<ValidationPoint> ValidateDecodeModel(
       if (progress) progress(fmt::format("decode step: context {}, batch {}", s.context, s.batch));
     }
     SyntheticDecoder dec(m, s, mode);
-    std::vector<double> times, attention, ceilings, adjusted;
+    std::vector<double> times, attention, ceilings, adjusted, adjusted_attention;
     volatile double sink = dec.Step();  // warm-up: page in, spin up the threads
     for (int r = 0; r < repeats; ++r) {
       ceilings.push_back(probe.Read());
@@ -329,6 +329,7 @@ std::vector<ValidationPoint> ValidateDecodeModel(
       times.push_back(Now(mode) - t0);
       attention.push_back(dec.AttentionSeconds());
       adjusted.push_back(probe.AtReference(times.back(), ceilings.back()));
+      adjusted_attention.push_back(probe.AtReference(attention.back(), ceilings.back()));
     }
     ValidationPoint p;
     p.shape = s;
@@ -336,6 +337,7 @@ std::vector<ValidationPoint> ValidateDecodeModel(
     p.measured_attention_s = kernels::Median(attention);
     p.ceiling_gbps = kernels::Median(ceilings);
     p.adjusted_measured_s = kernels::Median(adjusted);
+    p.adjusted_attention_s = kernels::Median(adjusted_attention);
     const StepEstimate e = EstimateDecodeStep(cost, now, static_cast<uint64_t>(s.context),
                                               static_cast<uint64_t>(s.batch));
     p.predicted_s = e.seconds;

@@ -48,6 +48,7 @@ struct ValidationPoint {
   /// time x (ceiling beside it / the profile's read ceiling). See DriftProbe.
   double ceiling_gbps = 0;
   double adjusted_measured_s = 0;
+  double adjusted_attention_s = 0;  // the attention's time, stated the same way
   double Error() const { return predicted_s / measured_s - 1.0; }
   /// The model's error with the machine's drift since the profile taken out.
   double AdjustedError() const { return predicted_s / adjusted_measured_s - 1.0; }
