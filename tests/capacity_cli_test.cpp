@@ -83,7 +83,10 @@ TEST_CASE("SGLang's running cap: its request pool, at most half the tokens (not 
   CHECK(seqs("--gpu h100-sxm --max-num-seqs 100000000") == 209302);
   // The reserve's logits rows are the ones its bytes count (256 x 128,256 x 4 B).
   auto text = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --engine sglang");
-  CHECK(text.out.find("logits/sampler, 256 rows (outside the fraction)       131,334,144") !=
+  CHECK(text.out.find("logits/sampler, 256 rows (outside the fraction)        131,334,144") !=
+        std::string::npos);
+  // The graphs' row names the largest captured batch its estimate scales with.
+  CHECK(text.out.find("CUDA graphs, batches to 256 (outside the fraction)     536,870,912") !=
         std::string::npos);
   // check names SGLang's own cap when the config does not set it.
   const std::string cfg = kvplan::test::WriteFile(
@@ -349,17 +352,22 @@ TEST_CASE("capacity --vllm-version: the rules shown, in text and JSON") {
   REQUIRE(now.exit_code == 0);
   CHECK(now.out.find(" · vllm · tp 1") != std::string::npos);
   CHECK(now.out.find("  usable (--gpu-memory-utilization 0.92) ") != std::string::npos);
-  CHECK(now.out.find("    CUDA graphs (estimated, subtracted) ") != std::string::npos);
+  CHECK(now.out.find("    CUDA graphs, batches to 512 (estimated, subtracted) ") !=
+        std::string::npos);
   CHECK(now.out.find("  Estimated CUDA graph memory: 1.00 GiB total\n") != std::string::npos);
   auto old = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --vllm-version 0.20.1");
   REQUIRE(old.exit_code == 0);
   CHECK(old.out.find(" · vllm 0.20 · tp 1") != std::string::npos);
   CHECK(old.out.find("  usable (--gpu-memory-utilization 0.9) ") != std::string::npos);
-  CHECK(old.out.find("    CUDA graphs (outside the fraction) ") != std::string::npos);
+  CHECK(old.out.find("    CUDA graphs, batches to 512 (outside the fraction) ") !=
+        std::string::npos);
   CHECK(old.out.find("Estimated CUDA graph memory") == std::string::npos);
   auto j = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --format json");
   CHECK(j.out.find("\"vllm_version\": \"latest\"") != std::string::npos);
   CHECK(j.out.find("\"cuda_graphs_subtracted\": true") != std::string::npos);
+  CHECK(j.out.find("\"cuda_graph_max_bs\": 512,") != std::string::npos);
+  auto eager = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --format json --enforce-eager");
+  CHECK(eager.out.find("\"cuda_graph_max_bs\": null,") != std::string::npos);
   auto j20 = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --format json --vllm-version 0.20");
   CHECK(j20.out.find("\"vllm_version\": \"0.20\"") != std::string::npos);
   CHECK(j20.out.find("\"cuda_graphs_subtracted\": false") != std::string::npos);
@@ -370,7 +378,7 @@ TEST_CASE("capacity --vllm-version: the rules shown, in text and JSON") {
   CHECK(sg.out.find("\nllama-3.1-8b,h100-sxm,sglang,,1,") != std::string::npos);
   // A given budget: nothing modelled comes out of it, graphs included.
   auto given = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --kv-cache-memory-bytes 10GiB");
-  CHECK(given.out.find("    CUDA graphs   ") != std::string::npos);
+  CHECK(given.out.find("    CUDA graphs, batches to 512   ") != std::string::npos);
   CHECK(given.out.find("subtracted") == std::string::npos);
   CHECK(given.out.find("Estimated CUDA graph memory") == std::string::npos);
   // compare: one column per release; JSON keeps "engine": "vllm".

@@ -160,10 +160,11 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
     if (r.reserve.rope_cache_bytes) row("  rotary cos/sin cache", r.reserve.rope_cache_bytes);
     if (r.reserve.cuda_graph_bytes && c.engine != Engine::kLlamaCpp) {
       // vLLM from 0.21 subtracts its estimate unless the budget is given.
-      row(c.engine == Engine::kTrtllm || (c.GraphsInBudget() && !r.graphs_subtracted)
-              ? "  CUDA graphs"
-          : c.GraphsInBudget() ? "  CUDA graphs (estimated, subtracted)"
-                               : "  CUDA graphs (outside the fraction)",
+      // The largest captured batch, which the estimate scales with.
+      const std::string graphs = fmt::format("  CUDA graphs, batches to {}", c.cuda_graph_max_bs);
+      row(c.engine == Engine::kTrtllm || (c.GraphsInBudget() && !r.graphs_subtracted) ? graphs
+          : c.GraphsInBudget() ? graphs + " (estimated, subtracted)"
+                               : graphs + " (outside the fraction)",
           r.reserve.cuda_graph_bytes);
     }
   }
@@ -258,6 +259,12 @@ Json ToJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r
   res.Set("logits_bytes", r.reserve.logits_bytes);
   res.Set("non_torch_bytes", r.reserve.non_torch_bytes);
   res.Set("cuda_graph_bytes", r.reserve.cuda_graph_bytes);
+  // The largest captured batch (null where the engine captures none).
+  if (r.reserve.cuda_graph_bytes != 0) {
+    res.Set("cuda_graph_max_bs", r.config.cuda_graph_max_bs);
+  } else {
+    res.Set("cuda_graph_max_bs", nullptr);
+  }
   res.Set("cuda_graphs_subtracted", r.graphs_subtracted);  // in reserve_bytes, out of the budget
   res.Set("rope_cache_bytes", r.reserve.rope_cache_bytes);
   res.Set("overridden", r.reserve.overridden);
