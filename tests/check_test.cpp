@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -743,15 +744,21 @@ TEST_CASE("check FOLDER: a config whose symlink leads nowhere fails the gate, no
 }
 
 TEST_CASE("the CUDA-graph sizes: deploy keys and --vllm-args, in vLLM's spellings") {
-  const auto graphs = [](const std::string& cmd) {
+  // The capture size a command line states: max_cudagraph_capture_size, else
+  // the largest listed size (before the engine's max_num_batched_tokens cap).
+  const auto graphs = [](const std::string& cmd) -> uint64_t {
     const DeployConfig d = ParseVllmCommand(cmd);
+    if (!d.args.cuda_graph_sizes.empty()) {
+      return *std::max_element(d.args.cuda_graph_sizes.begin(), d.args.cuda_graph_sizes.end());
+    }
     return d.args.cuda_graph_max_bs.value_or(0);
   };
-  CHECK(graphs("vllm serve m --cuda-graph-sizes 1 2 4 64 --max-num-seqs 8") == 64);
+  CHECK(graphs("vllm serve m --cudagraph-capture-sizes 1 2 4 64 --max-num-seqs 8") == 64);
+  CHECK(graphs("vllm serve m --cuda-graph-sizes 1 2 4 64") == 64);  // the older name
   // nargs='+': every word up to the next flag is a size, as argparse reads it.
-  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve --cuda-graph-sizes 8 16 m"),
-                    "--vllm-args: --cuda-graph-sizes: 'm' is not a batch size (a list takes "
-                    "every word up to the next flag)");
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve --cudagraph-capture-sizes 8 16 m"),
+                    "--vllm-args: --cudagraph-capture-sizes: 'm' is not a batch size (a list "
+                    "takes every word up to the next flag)");
   CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --cuda-graph-sizes=1,2,4K"),
                     "--vllm-args: --cuda-graph-sizes: '4K' is not a batch size (a list takes "
                     "every word up to the next flag)");
@@ -760,22 +767,49 @@ TEST_CASE("the CUDA-graph sizes: deploy keys and --vllm-args, in vLLM's spelling
   CHECK(graphs("vllm serve m --compilation-config.max_cudagraph_capture_size=16") == 16);
   CHECK(graphs("vllm serve m -cc.cudagraph_capture_sizes '[1, 2, 96]'") == 96);
   CHECK(graphs("vllm serve m --max-cudagraph-capture-size 40") == 40);
-  CHECK(graphs("vllm serve m --compilation-config '{\"level\": 3, \"cudagraph_capture_sizes\": "
-               "[1, 2, 48]}'") == 48);
-  CHECK(graphs("vllm serve m -O '{\"max_cudagraph_capture_size\": 8}'") == 8);
-  // The capture size given outright wins over a list.
-  const DeployConfig both =
-      ParseVllmCommand("vllm serve m --max-cudagraph-capture-size 128 --cuda-graph-sizes 1 2 4");
-  CHECK(*both.args.cuda_graph_max_bs == 128);
-  CHECK(both.args.NameOf("cuda_graph_max_bs") == "max_cudagraph_capture_size");
-  // An optimization level, on its flag or after it, is no graph size and
-  // takes no more than its own word.
+  CHECK(graphs("vllm serve m --compilation-config '{\"cudagraph_capture_sizes\": [1, 2, 48]}'") ==
+        48);
+  CHECK(graphs("vllm serve m -O '{\"max_cudagraph_capture_size\": 8}'") == 8);      // older vLLM
+  CHECK(graphs("vllm serve m -cc '{\"max_cudagraph_capture_size\": null}'") == 0);  // the default
+  // Both given: they must agree, as vLLM requires; two lists are refused too.
+  CHECK(graphs("vllm serve m --max-cudagraph-capture-size 4 --cuda-graph-sizes 1 2 4") == 4);
+  CHECK_THROWS_WITH(
+      ParseVllmCommand("vllm serve m --max-cudagraph-capture-size 128 --cuda-graph-sizes 1 2 4"),
+      "--vllm-args: max_cudagraph_capture_size (128) must be the largest of --cuda-graph-sizes "
+      "(4), as vLLM requires");
+  CHECK_THROWS_WITH(
+      ParseVllmCommand("vllm serve m --cuda-graph-sizes 1 2 -cc.cudagraph_capture_sizes [4]"),
+      "--vllm-args: --cuda-graph-sizes and cudagraph_capture_sizes both list the CUDA-graph sizes "
+      "(vLLM refuses both)");
+  // Graphs off: optimization level 0 (vLLM 0.12 on) or cudagraph_mode NONE.
+  for (const char* off :
+       {"vllm serve m -O0", "vllm serve m -O 0", "vllm serve m --optimization-level=0",
+        "vllm serve m -cc.cudagraph_mode=NONE",
+        "vllm serve m -cc '{\"cudagraph_mode\": \"NONE\", \"level\": 3}'"}) {
+    CAPTURE(off);
+    const DeployConfig d = ParseVllmCommand(off);
+    CHECK(d.args.enforce_eager.value_or(false));
+  }
+  const DeployConfig none =
+      ParseVllmCommand("vllm serve m -cc '{\"cudagraph_mode\": \"NONE\", \"level\": 3}'");
+  CHECK(none.args.NameOf("enforce_eager") == "cudagraph_mode NONE");
+  REQUIRE(none.notes.size() == 1);
+  CHECK(none.notes[0] == "ignored (no effect on the KV cache): -cc level");
+  // Another optimization level is no graph size and takes no more than its word.
   const DeployConfig level = ParseVllmCommand("vllm serve m -O3 --max-model-len 4K");
   CHECK(*level.args.max_model_len == 4096);
   CHECK(!level.args.cuda_graph_max_bs);
+  CHECK(!level.args.enforce_eager);
   REQUIRE(level.notes.size() == 1);
   CHECK(level.notes[0] == "ignored (no effect on the KV cache): -O ...");
   CHECK(ParseVllmCommand("vllm serve -O 3 m").model == "m");
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve -O meta-llama/Llama-3.1-8B"),
+                    "--vllm-args: -O: 'meta-llama/Llama-3.1-8B' is neither an optimization level "
+                    "(0-3) nor a JSON object");
+  // vLLM reads more flags from --config FILE; kvplan would check other settings.
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --config serve.yaml"),
+                    "--vllm-args: --config FILE is not read: give its settings as flags, or put "
+                    "them under engine.args in a deploy config (kvplan check FILE)");
   CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --cuda-graph-sizes"),
                     "--vllm-args: --cuda-graph-sizes needs a value");
   CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --cuda-graph-sizes 0"),
@@ -783,9 +817,27 @@ TEST_CASE("the CUDA-graph sizes: deploy keys and --vllm-args, in vLLM's spelling
   CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m -cc.max_cudagraph_capture_size 0"),
                     "--vllm-args: -cc.max_cudagraph_capture_size: a graph batch size must be "
                     "positive, got 0");
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --max-cudagraph-capture-size 64k"),
+                    "--vllm-args: --max-cudagraph-capture-size: '64k' is not a batch size");
   CHECK_THROWS_WITH(
       ParseVllmCommand("vllm serve m --compilation-config '{\"max_cudagraph_capture_size\": [1]}'"),
       "--vllm-args: --compilation-config max_cudagraph_capture_size: expected a number");
+
+  // vLLM caps the capture at max_num_batched_tokens and captures only the
+  // listed sizes up to it (config/vllm.py).
+  const ModelSpec llama = LoadModel("llama-3.1-8b");
+  const HardwareSpec h100 = LoadHardware("h100-sxm");
+  const auto captured = [&](const std::string& flags) {
+    return RunChecks(
+               llama, h100,
+               ParseVllmCommand("vllm serve meta-llama/Llama-3.1-8B --max-model-len 8K " + flags))
+        .capacity.config.cuda_graph_max_bs;
+  };
+  CHECK(captured("--max-num-batched-tokens 2048 --cuda-graph-sizes 1 2 4096") == 2);
+  CHECK(captured("--max-cudagraph-capture-size 20000") == 8192);  // H100 default: 8192 tokens
+  CHECK(captured("--max-num-batched-tokens 1024 --max-num-seqs 1024") == 512);
+  CHECK(captured("--max-num-batched-tokens 256 --max-num-seqs 1024") == 256);
+  CHECK(captured("--max-num-batched-tokens 16 --cuda-graph-sizes 32 64") == 0);  // none captured
 
   // Deploy files: vLLM's max_cudagraph_capture_size, SGLang's cuda_graph_max_bs.
   const ModelSpec m = LoadModel("llama-3.1-8b");
@@ -820,7 +872,7 @@ TEST_CASE("the CUDA-graph sizes: deploy keys and --vllm-args, in vLLM's spelling
 TEST_CASE("--vllm-args names the flags that change memory kvplan does not model") {
   const DeployConfig d = ParseVllmCommand(
       "vllm serve m --cpu-offload-gb 10 --enable-chunked-prefill --enable-prefix-cachin "
-      "--speculative-config '{\"model\": \"d\"}' --port 8000");
+      "--speculative-config '{\"model\": \"d\"}' --port 8000 --num-gpu-blocks-override 100");
   REQUIRE(d.notes.size() == 2);
   // A real flag gets no did-you-mean; a typo of a flag kvplan reads does.
   CHECK(d.notes[0] ==
@@ -828,7 +880,7 @@ TEST_CASE("--vllm-args names the flags that change memory kvplan does not model"
         "(did you mean '--enable-prefix-caching'?), --port ...");
   CHECK(d.notes[1] ==
         "not modelled (they change the memory left for the KV cache; the figures assume them "
-        "absent): --cpu-offload-gb ..., --speculative-config ...");
+        "absent): --cpu-offload-gb ..., --speculative-config ..., --num-gpu-blocks-override ...");
   // vLLM's ROCm image has the same entrypoint.
   CHECK(ParseVllmCommand("docker run --device /dev/kfd vllm/vllm-openai-rocm:v0.10.1 --model m")
             .model == "m");

@@ -435,6 +435,9 @@ TEST_CASE("latency --validate shows every round's error of each shape") {
     for (const YAML::Node& e : p["round_errors"]) each.push_back(e.as<double>());
     std::sort(each.begin(), each.end());
     CHECK(p["error"].as<double>() == each[1]);  // the median round is the row
+    // The attention beside the step's time, stated at the profile's ceiling as it is.
+    CHECK(p["measured_attention_at_profile_ceiling_ms"].as<double>() > 0);
+    CHECK(p["measured_attention_ms"].as<double>() > 0);
   }
   auto csv = test::RunKvplan(
       "latency --validate --quick --threads 1 --rounds 2 --repeats 1 "

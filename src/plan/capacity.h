@@ -70,6 +70,9 @@ struct EngineConfig {
   bool enforce_eager = false;          // no CUDA graphs (vLLM --enforce-eager,
                                        // SGLang --disable-cuda-graph)
   uint64_t cuda_graph_max_bs = 0;      // largest captured batch; 0: engine default
+  // vLLM's listed capture sizes (--cudagraph-capture-sizes): it captures up
+  // to the largest that is not above max_num_batched_tokens. Empty: none listed.
+  std::vector<uint64_t> cuda_graph_sizes;
   uint64_t vllm_version = kVllmCurrent;  // ParseVllmVersion: which vLLM's budget rules
   // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS where set (0.17.1 and later
   // read it); unset: on from 0.21.

@@ -234,6 +234,7 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   c.max_gpu_total_bytes = a.max_gpu_total_bytes.value_or(0);
   c.enforce_eager = a.enforce_eager.value_or(false);
   c.cuda_graph_max_bs = a.cuda_graph_max_bs.value_or(0);
+  c.cuda_graph_sizes = a.cuda_graph_sizes;
   c.enable_prefix_caching = a.prefix_caching.value_or(DefaultPrefixCaching(c.engine));
   if (c.engine == Engine::kLlamaCpp) {
     c.n_parallel = a.max_num_seqs.value_or(1);

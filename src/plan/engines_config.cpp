@@ -60,7 +60,19 @@ EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu, co
       const bool large = big && gpu.name.find("a100") == std::string::npos;
       if (c.max_num_batched_tokens == 0) c.max_num_batched_tokens = large ? 8192 : 2048;
       if (c.max_num_seqs == 0) c.max_num_seqs = large ? 1024 : 256;
-      if (c.cuda_graph_max_bs == 0) c.cuda_graph_max_bs = std::min<uint64_t>(512, 2 * c.max_num_seqs);
+      // config/vllm.py: the listed sizes up to max_num_batched_tokens, else
+      // min(512, 2 x max_num_seqs); the capture size at most
+      // max_num_batched_tokens either way.
+      if (!c.cuda_graph_sizes.empty()) {
+        c.cuda_graph_max_bs = 0;
+        for (uint64_t s : c.cuda_graph_sizes) {
+          if (s <= c.max_num_batched_tokens) c.cuda_graph_max_bs = std::max(c.cuda_graph_max_bs, s);
+        }
+        // Every size above max_num_batched_tokens: none is captured (0 bytes).
+      } else if (c.cuda_graph_max_bs == 0) {
+        c.cuda_graph_max_bs = std::min<uint64_t>(512, 2 * c.max_num_seqs);
+      }
+      c.cuda_graph_max_bs = std::min(c.cuda_graph_max_bs, c.max_num_batched_tokens);
       break;
     }
     case Engine::kSglang: {

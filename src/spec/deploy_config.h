@@ -39,6 +39,7 @@ struct EngineArgs {
   std::optional<uint64_t> cuda_graph_max_bs;       // vLLM max_cudagraph_capture_size (or the
                                                    // largest cudagraph_capture_sizes), SGLang
                                                    // cuda_graph_max_bs
+  std::vector<uint64_t> cuda_graph_sizes;          // vLLM cudagraph_capture_sizes as listed
   std::optional<std::string> weight_dtype;         // dtype (vLLM: of the model and activations)
   std::optional<std::string> quantization;         // vLLM/SGLang quantization: of the weights
   std::optional<uint64_t> n_ctx;                   // llama.cpp ctx_size (all sequences)

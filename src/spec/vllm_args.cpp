@@ -96,12 +96,24 @@ bool TakesList(const std::string& name) {
 // kvplan does not model: named apart from the harmless ones, since the
 // figures assume them absent.
 bool ChangesMemory(const std::string& name) {
-  static const char* const kFlags[] = {
-      "--cpu-offload-gb",     "--speculative-config",    "--enable-lora",
-      "--max-loras",          "--max-lora-rank",         "--limit-mm-per-prompt",
-      "--mm-encoder-tp-mode", "--hf-overrides",          "--rope-scaling",
-      "--rope-theta",         "--kv-transfer-config",    "--enable-expert-parallel",
-      "--enable-eplb",        "--num-redundant-experts", "--decode-context-parallel-size"};
+  static const char* const kFlags[] = {"--cpu-offload-gb",
+                                       "--speculative-config",
+                                       "--enable-lora",
+                                       "--max-loras",
+                                       "--max-lora-rank",
+                                       "--limit-mm-per-prompt",
+                                       "--mm-encoder-tp-mode",
+                                       "--hf-overrides",
+                                       "--rope-scaling",
+                                       "--rope-theta",
+                                       "--kv-transfer-config",
+                                       "--enable-expert-parallel",
+                                       "--enable-eplb",
+                                       "--num-redundant-experts",
+                                       "--decode-context-parallel-size",
+                                       "--num-gpu-blocks-override",
+                                       "--disable-sliding-window",
+                                       "--disable-hybrid-kv-cache-manager"};
   return std::find(std::begin(kFlags), std::end(kFlags), name) != std::end(kFlags);
 }
 
@@ -142,7 +154,6 @@ bool KnownHarmless(const std::string& name) {
                                        "--scheduling-policy",
                                        "--disable-custom-all-reduce",
                                        "--hf-token",
-                                       "--config",
                                        "--disable-fastapi-docs",
                                        "--enable-prompt-tokens-details",
                                        "--enable-server-load-tracking",
@@ -176,80 +187,115 @@ bool IsVllmImage(const std::string& word) {
   return end == word.size() || word[end] == ':' || word[end] == '@';
 }
 
-// One CUDA-graph batch size: a plain positive integer, as vLLM's int takes it.
-uint64_t GraphSize(const std::string& item, const std::string& what) {
+// One CUDA-graph batch size: a plain positive integer, as vLLM's int takes
+// it; `in_list`: the word came from a list flag, which takes every word up
+// to the next flag (so a model written after one lands here).
+uint64_t GraphSize(const std::string& item, const std::string& what, bool in_list) {
   if (item.empty() || item.size() > 9 ||
       item.find_first_not_of("0123456789") != std::string::npos) {
-    Fail("{}: '{}' is not a batch size (a list takes every word up to the next flag)", what,
-         Redacted(item));
+    Fail("{}: '{}' is not a batch size{}", what, Redacted(item),
+         in_list ? " (a list takes every word up to the next flag)" : "");
   }
   const uint64_t n = std::stoull(item);
   if (n == 0) Fail("{}: a graph batch size must be positive, got 0", what);
   return n;
 }
 
-// The largest of a list of CUDA-graph batch sizes, as vLLM takes them:
-// `--cuda-graph-sizes 1 2 4 8`, `-cc.cudagraph_capture_sizes '[1,2,4,8]'`.
-uint64_t LargestSize(const std::vector<std::string>& words, const std::string& what) {
-  uint64_t largest = 0;
+// A list of CUDA-graph batch sizes, as vLLM takes them:
+// `--cudagraph-capture-sizes 1 2 4 8`, `-cc.cudagraph_capture_sizes '[1,2,4,8]'`.
+std::vector<uint64_t> SizeList(const std::vector<std::string>& words, const std::string& what) {
+  std::vector<uint64_t> sizes;
   for (const std::string& word : words) {
     std::string item;
     for (char c : word + ",") {
       if (c == '[' || c == ']' || c == ',' || c == ' ') {
-        if (!item.empty()) largest = std::max(largest, GraphSize(item, what));
+        if (!item.empty()) sizes.push_back(GraphSize(item, what, true));
         item.clear();
       } else {
         item += c;
       }
     }
   }
-  if (largest == 0) Fail("{}: needs at least one batch size", what);
-  return largest;
+  if (sizes.empty()) Fail("{}: needs at least one batch size", what);
+  return sizes;
 }
 
-// vLLM's compilation config, as its flag takes it: `--compilation-config`,
-// `-cc` or `-O` with a JSON object, an optimization level (-O3), or one
-// dotted key (-cc.max_cudagraph_capture_size 64). Only the CUDA-graph
-// sizes change the memory kvplan counts: the rest is named as ignored.
+// What vLLM's command line says of its CUDA graphs: the compilation
+// config's max_cudagraph_capture_size and cudagraph_capture_sizes (from
+// `--compilation-config`/`-cc` JSON or dotted keys, `--cudagraph-capture-sizes`,
+// the older `--cuda-graph-sizes`, `--max-cudagraph-capture-size`), and
+// whether graphs are off (`-O0`, cudagraph_mode NONE).
 struct GraphSizes {
-  std::optional<uint64_t> max_capture_size;  // max_cudagraph_capture_size
-  std::optional<uint64_t> largest_listed;    // max(cudagraph_capture_sizes)
+  std::optional<uint64_t> max_capture_size;
+  std::optional<std::vector<uint64_t>> listed;
+  std::string listed_by;  // the flag or key that gave the list
+  bool off = false;
+  std::string off_by;
 };
 
 bool IsCompilationConfig(const std::string& name) {
-  return name == "--compilation-config" || name == "-cc" || name == "-O";
+  return name == "--compilation-config" || name == "-cc";
+}
+bool IsOptimizationLevel(const std::string& name) {
+  return name == "-O" || name == "--optimization-level";
+}
+bool IsSizeList(const std::string& name) {
+  return name == "--cudagraph-capture-sizes" || name == "--cuda-graph-sizes";
+}
+
+void SetList(GraphSizes& g, std::vector<uint64_t> sizes, const std::string& by) {
+  if (g.listed && g.listed_by != by) {
+    Fail("--vllm-args: {} and {} both list the CUDA-graph sizes (vLLM refuses both)", g.listed_by,
+         by);
+  }
+  g.listed = std::move(sizes);
+  g.listed_by = by;
 }
 
 // `key` (dashes or underscores) of the compilation config set to `value`:
-// true where it is a graph size kvplan reads.
+// false where it is not one kvplan reads.
 bool SetCompilationKey(std::string key, const std::string& value, GraphSizes& g,
                        const std::string& what) {
   std::replace(key.begin(), key.end(), '-', '_');
   if (key == "max_cudagraph_capture_size") {
-    g.max_capture_size = GraphSize(value, what);
+    g.max_capture_size = GraphSize(value, what, false);
     return true;
   }
   if (key == "cudagraph_capture_sizes") {
-    g.largest_listed = LargestSize({value}, what);
+    SetList(g, SizeList({value}, what), "cudagraph_capture_sizes");
+    return true;
+  }
+  if (key == "cudagraph_mode") {
+    if (Lower(value) == "none") {
+      g.off = true;
+      g.off_by = "cudagraph_mode NONE";
+    }
     return true;
   }
   return false;
 }
 
-// A JSON object given to --compilation-config: its graph-size keys.
-void ReadCompilationJson(const std::string& value, GraphSizes& g, const std::string& flag) {
-  const YAML::Node root = ParseYaml(value, flag);
-  if (!root.IsMap()) Fail("{}: expected a JSON object or an optimization level", flag);
+// A JSON object given to --compilation-config: its graph keys read, the
+// names of the others added to `ignored`.
+void ReadCompilationJson(const std::string& value, GraphSizes& g, const std::string& flag,
+                         std::vector<std::string>& ignored) {
+  const std::string what = "--vllm-args: " + flag;
+  const YAML::Node root = ParseYaml(value, what);
+  if (!root.IsMap()) Fail("{}: expected a JSON object", what);
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
-    const std::string what = flag + " " + key;
+    const std::string at = what + " " + key;
+    if (kv.second.IsNull()) continue;  // vLLM's default
     if (key == "cudagraph_capture_sizes" && kv.second.IsSequence()) {
       std::vector<std::string> items;
       for (const auto& item : kv.second) items.push_back(item.Scalar());
-      g.largest_listed = LargestSize(items, what);
-    } else if (key == "max_cudagraph_capture_size" || key == "cudagraph_capture_sizes") {
-      if (!kv.second.IsScalar()) Fail("{}: expected a number", what);
-      SetCompilationKey(key, kv.second.Scalar(), g, what);
+      SetList(g, SizeList(items, at), "cudagraph_capture_sizes");
+    } else if (key == "max_cudagraph_capture_size" || key == "cudagraph_capture_sizes" ||
+               key == "cudagraph_mode") {
+      if (!kv.second.IsScalar()) Fail("{}: expected a number", at);
+      SetCompilationKey(key, kv.second.Scalar(), g, at);
+    } else {
+      ignored.push_back(flag + " " + Redacted(key));
     }
   }
 }
@@ -422,35 +468,56 @@ DeployConfig ParseVllmCommand(std::string_view line) {
     }
     name = Canonical(name);
     // -O3: the optimization level written onto its short flag.
+    // -O3: the optimization level written onto its short flag.
     if (!has_value && name.size() > 2 && name.starts_with("-O") && name[2] != '.') {
-      ignored.push_back(name.substr(0, 2) + " ...");
-      continue;
+      has_value = true;
+      value = name.substr(2);
+      name = "-O";
     }
-    // The CUDA-graph batch sizes: vLLM captures graphs up to the largest,
-    // and from 0.21 takes their memory out of the cache's budget.
+    // The CUDA graphs: vLLM captures them up to the largest batch size, and
+    // from 0.21 takes their memory out of the cache's budget.
     const size_t dot = name.find('.');
     const std::string base = name.substr(0, dot);
-    if (name == "--cuda-graph-sizes" || IsCompilationConfig(base)) {
+    if (IsSizeList(name) || IsCompilationConfig(base) || IsOptimizationLevel(base)) {
+      const std::string shown = name == "-O" ? name : word.substr(0, eq);
       std::vector<std::string> values;
       if (has_value) values.push_back(value);
       while (i + 1 < w.size() && !w[i + 1].starts_with("-") &&
-             (values.empty() || name == "--cuda-graph-sizes")) {
+             (values.empty() || IsSizeList(name))) {
         values.push_back(w[++i]);
       }
-      if (values.empty()) Fail("--vllm-args: {} needs a value", word.substr(0, eq));
-      const std::string what = "--vllm-args: " + word.substr(0, eq);
-      if (name == "--cuda-graph-sizes") {
-        graphs.largest_listed = LargestSize(values, what);
+      if (values.empty()) Fail("--vllm-args: {} needs a value", shown);
+      const std::string what = "--vllm-args: " + shown;
+      const std::string& v = values.front();
+      if (IsSizeList(name)) {
+        SetList(graphs, SizeList(values, what), name);
       } else if (dot != std::string::npos) {
-        if (!SetCompilationKey(name.substr(dot + 1), values.front(), graphs, what)) {
-          ignored.push_back(word.substr(0, eq) + " ...");
+        if (!SetCompilationKey(name.substr(dot + 1), v, graphs, what)) {
+          ignored.push_back(shown + " ...");
         }
-      } else if (values.front().starts_with("{")) {
-        ReadCompilationJson(values.front(), graphs, what);
+      } else if (v.starts_with("{")) {
+        // A JSON object (older vLLM took one after -O too).
+        ReadCompilationJson(v, graphs, shown, ignored);
+      } else if (v.size() == 1 && std::isdigit(static_cast<unsigned char>(v[0]))) {
+        // An optimization level; from vLLM 0.12 level 0 captures no graphs.
+        if (v == "0") {
+          graphs.off = true;
+          graphs.off_by = shown + " 0";
+        } else {
+          ignored.push_back(shown + " ...");
+        }
       } else {
-        ignored.push_back(word.substr(0, eq) + " ...");  // an optimization level
+        Fail("{}: '{}' is neither an optimization level (0-3) nor a JSON object", what,
+             Redacted(v));
       }
       continue;
+    }
+    // vLLM reads more arguments from this file, which kvplan does not: a
+    // gate would check other settings than the server runs with.
+    if (name == "--config") {
+      Fail(
+          "--vllm-args: --config FILE is not read: give its settings as flags, or put them under "
+          "engine.args in a deploy config (kvplan check FILE)");
     }
     const Flag* flag = nullptr;
     for (const Flag& f : Flags()) {
@@ -536,14 +603,17 @@ DeployConfig ParseVllmCommand(std::string_view line) {
         break;
       }
       case Kind::kCount: {
+        if (field == "cuda_graph_max_bs") {  // a plain integer, as vLLM's int takes it
+          graphs.max_capture_size = GraphSize(value, what, false);
+          break;
+        }
         uint64_t n = ParseTokens(value, what);
         if (n == 0) Fail("{}: must be positive, got 0", what);
         if (field == "max_num_seqs") d.args.max_num_seqs = n;
         else if (field == "tp") d.args.tp = n;
         else if (field == "pp") d.args.pp = n;
-        else if (field == "dp") d.args.dp = n;
-        else if (field == "cuda_graph_max_bs")
-          graphs.max_capture_size = n;
+        else if (field == "dp")
+          d.args.dp = n;
         else d.args.block_size = n;
         break;
       }
@@ -568,13 +638,26 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       default: break;
     }
   }
-  // vLLM captures up to max_cudagraph_capture_size where it is given, else
-  // up to the largest size listed.
-  if (graphs.max_capture_size || graphs.largest_listed) {
-    d.args.cuda_graph_max_bs =
-        graphs.max_capture_size ? graphs.max_capture_size : graphs.largest_listed;
-    d.args.names["cuda_graph_max_bs"] =
-        graphs.max_capture_size ? "max_cudagraph_capture_size" : "cudagraph_capture_sizes";
+  // vLLM captures up to max_cudagraph_capture_size, which must be the
+  // largest size when both are given (config/vllm.py refuses otherwise).
+  if (graphs.max_capture_size && graphs.listed) {
+    const uint64_t largest = *std::max_element(graphs.listed->begin(), graphs.listed->end());
+    if (largest != *graphs.max_capture_size) {
+      Fail(
+          "--vllm-args: max_cudagraph_capture_size ({}) must be the largest of {} ({}), as vLLM "
+          "requires",
+          *graphs.max_capture_size, graphs.listed_by, largest);
+    }
+  }
+  if (graphs.off) {
+    d.args.enforce_eager = true;
+    d.args.names["enforce_eager"] = graphs.off_by;
+  } else if (graphs.max_capture_size) {
+    d.args.cuda_graph_max_bs = graphs.max_capture_size;
+    d.args.names["cuda_graph_max_bs"] = "max_cudagraph_capture_size";
+  } else if (graphs.listed) {
+    d.args.cuda_graph_sizes = *graphs.listed;
+    d.args.names["cuda_graph_max_bs"] = graphs.listed_by;
   }
   // As `vllm serve` does: the positional model wins over --model.
   if (d.model.empty()) d.model = model_flag;
