@@ -81,9 +81,10 @@ TEST_CASE("SGLang's running cap: its request pool, at most half the tokens (not 
   // --max-running-requests (kvplan's --max-num-seqs) as given, capped the same way.
   CHECK(seqs("--gpu h100-sxm --max-num-seqs 10") == 10);
   CHECK(seqs("--gpu h100-sxm --max-num-seqs 100000000") == 209302);
-  // The reserve's logits rows are the ones its bytes count (256 x 128,256 x 4 B).
+  // The reserve's logits rows are a decode step's of the running batch, the
+  // ones its bytes count (2,048 x 128,256 x 4 B), not the graph batch (256).
   auto text = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --engine sglang");
-  CHECK(text.out.find("logits/sampler, 256 rows (outside the fraction)        131,334,144") !=
+  CHECK(text.out.find("logits/sampler, 2,048 rows (outside the fraction)    1,050,673,152") !=
         std::string::npos);
   // The graphs' row names the largest captured batch its estimate scales with.
   CHECK(text.out.find("CUDA graphs, batches to 256 (outside the fraction)     536,870,912") !=

@@ -595,6 +595,11 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu, cons
       running = static_cast<uint64_t>(std::clamp(pool, 2048.0, 4096.0));
     }
     r.config.max_num_seqs = std::min(running, half);
+    // Its logits (shown, outside the fraction) are a decode step's of the
+    // running batch, which graph capture does not bound.
+    const Reserve running_reserve = ModelReserve(m, gpu, r.config);
+    r.reserve.logits_rows = running_reserve.logits_rows;
+    r.reserve.logits_bytes = running_reserve.logits_bytes;
   }
   r.cluster_max_tokens = CheckedMul(r.max_tokens, r.replicas, "cluster tokens");
   r.cluster_max_requests = CheckedMul(r.max_requests, r.replicas, "cluster requests");
