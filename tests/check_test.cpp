@@ -771,12 +771,9 @@ TEST_CASE("the CUDA-graph sizes: deploy keys and --vllm-args, in vLLM's spelling
         48);
   CHECK(graphs("vllm serve m -O '{\"max_cudagraph_capture_size\": 8}'") == 8);      // older vLLM
   CHECK(graphs("vllm serve m -cc '{\"max_cudagraph_capture_size\": null}'") == 0);  // the default
-  // Both given: they must agree, as vLLM requires; two lists are refused too.
+  // Both given: two lists are refused; a capture size beside a list must be
+  // the largest size vLLM keeps (below).
   CHECK(graphs("vllm serve m --max-cudagraph-capture-size 4 --cuda-graph-sizes 1 2 4") == 4);
-  CHECK_THROWS_WITH(
-      ParseVllmCommand("vllm serve m --max-cudagraph-capture-size 128 --cuda-graph-sizes 1 2 4"),
-      "--vllm-args: max_cudagraph_capture_size (128) must be the largest of --cuda-graph-sizes "
-      "(4), as vLLM requires");
   CHECK_THROWS_WITH(
       ParseVllmCommand("vllm serve m --cuda-graph-sizes 1 2 -cc.cudagraph_capture_sizes [4]"),
       "--vllm-args: --cuda-graph-sizes and cudagraph_capture_sizes both list the CUDA-graph sizes "
@@ -808,8 +805,8 @@ TEST_CASE("the CUDA-graph sizes: deploy keys and --vllm-args, in vLLM's spelling
                     "(0-3) nor a JSON object");
   // vLLM reads more flags from --config FILE; kvplan would check other settings.
   CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --config serve.yaml"),
-                    "--vllm-args: --config FILE is not read: give its settings as flags, or put "
-                    "them under engine.args in a deploy config (kvplan check FILE)");
+                    "--vllm-args: --config FILE is not read: give its settings as flags, or write "
+                    "them in a deploy config (kvplan check FILE)");
   CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --cuda-graph-sizes"),
                     "--vllm-args: --cuda-graph-sizes needs a value");
   CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m --cuda-graph-sizes 0"),
@@ -838,6 +835,23 @@ TEST_CASE("the CUDA-graph sizes: deploy keys and --vllm-args, in vLLM's spelling
   CHECK(captured("--max-num-batched-tokens 1024 --max-num-seqs 1024") == 512);
   CHECK(captured("--max-num-batched-tokens 256 --max-num-seqs 1024") == 256);
   CHECK(captured("--max-num-batched-tokens 16 --cuda-graph-sizes 32 64") == 0);  // none captured
+  // The capture size must be the largest size kept under max_num_batched_tokens,
+  // vLLM's startup error otherwise.
+  CHECK(captured("--max-num-batched-tokens 256 --max-cudagraph-capture-size 4 "
+                 "--cudagraph-capture-sizes 1 2 4 512") == 4);
+  const CheckReport bad = RunChecks(
+      llama, h100,
+      ParseVllmCommand("vllm serve meta-llama/Llama-3.1-8B --max-num-batched-tokens 256 "
+                       "--max-cudagraph-capture-size 512 --cudagraph-capture-sizes 1 2 4 512"));
+  REQUIRE(!bad.items.empty());
+  CHECK(bad.items[0].name == "startup");
+  CHECK(!bad.items[0].pass);
+  CHECK(bad.items[0].detail.find("customized max_cudagraph_capture_size(=512) should be consistent "
+                                 "with the max value of cudagraph_capture_sizes(=4)") !=
+        std::string::npos);
+  // An explicit cudagraph_mode wins over the level's default.
+  CHECK(!ParseVllmCommand("vllm serve m -O0 -cc.cudagraph_mode=FULL").args.enforce_eager);
+  CHECK(*ParseVllmCommand("vllm serve m -cc.cudagraph_mode=NONE -O3").args.enforce_eager);
 
   // Deploy files: vLLM's max_cudagraph_capture_size, SGLang's cuda_graph_max_bs.
   const ModelSpec m = LoadModel("llama-3.1-8b");

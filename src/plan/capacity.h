@@ -73,6 +73,9 @@ struct EngineConfig {
   // vLLM's listed capture sizes (--cudagraph-capture-sizes): it captures up
   // to the largest that is not above max_num_batched_tokens. Empty: none listed.
   std::vector<uint64_t> cuda_graph_sizes;
+  // Set by ResolveEngineConfig where a given cuda_graph_max_bs is not the
+  // largest listed size vLLM keeps: vLLM's startup error, in its words.
+  std::string cuda_graph_error;
   uint64_t vllm_version = kVllmCurrent;  // ParseVllmVersion: which vLLM's budget rules
   // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS where set (0.17.1 and later
   // read it); unset: on from 0.21.

@@ -64,11 +64,18 @@ EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu, co
       // min(512, 2 x max_num_seqs); the capture size at most
       // max_num_batched_tokens either way.
       if (!c.cuda_graph_sizes.empty()) {
-        c.cuda_graph_max_bs = 0;
+        uint64_t kept = 0;  // 0: every size above max_num_batched_tokens, none captured
         for (uint64_t s : c.cuda_graph_sizes) {
-          if (s <= c.max_num_batched_tokens) c.cuda_graph_max_bs = std::max(c.cuda_graph_max_bs, s);
+          if (s <= c.max_num_batched_tokens) kept = std::max(kept, s);
         }
-        // Every size above max_num_batched_tokens: none is captured (0 bytes).
+        // A capture size given beside the list must be the largest size kept.
+        if (c.cuda_graph_max_bs != 0 && c.cuda_graph_max_bs != kept) {
+          c.cuda_graph_error = fmt::format(
+              "customized max_cudagraph_capture_size(={}) should be consistent with the max value "
+              "of cudagraph_capture_sizes(={})",
+              c.cuda_graph_max_bs, kept);
+        }
+        c.cuda_graph_max_bs = kept;
       } else if (c.cuda_graph_max_bs == 0) {
         c.cuda_graph_max_bs = std::min<uint64_t>(512, 2 * c.max_num_seqs);
       }
@@ -153,6 +160,8 @@ void WeightLints(const ModelSpec& m, const EngineConfig& c, std::vector<Lint>& l
 std::vector<Lint> LintConfig(const ModelSpec& m, const HardwareSpec& gpu, const EngineConfig& c) {
   std::vector<Lint> lints;
   (void)gpu;
+  if (!c.cuda_graph_error.empty())
+    AddLint(lints, Severity::kError, "vllm-cudagraph-sizes", c.cuda_graph_error);
   if (c.memory_fraction <= 0 || c.memory_fraction > 1) {
     AddLint(lints, Severity::kError, "memory-fraction",
             fmt::format("{} must be in (0, 1], got {}", MemoryFractionFlag(c.engine), c.memory_fraction));

@@ -85,7 +85,11 @@ Reserve ModelReserve(const ModelSpec& m, const HardwareSpec& gpu, const EngineCo
   Reserve r;
   const uint64_t tokens = c.max_num_batched_tokens;
   const uint64_t rows = std::min(c.max_num_seqs, tokens);
-  r.logits_rows = c.engine == Engine::kLlamaCpp ? c.n_ubatch : rows;
+  // SGLang samples its whole running batch in a decode step, which its
+  // chunked-prefill size does not bound.
+  r.logits_rows = c.engine == Engine::kLlamaCpp ? c.n_ubatch
+                  : c.engine == Engine::kSglang ? c.max_num_seqs
+                                                : rows;
   const uint64_t vocab = m.vocab_size != 0 ? m.vocab_size : 32000;
   const uint64_t forward =
       CheckedMul(CheckedMul(tokens, ForwardElemsPerToken(m, c.tp), "activation bytes"), kActBytes);
@@ -110,7 +114,7 @@ Reserve ModelReserve(const ModelSpec& m, const HardwareSpec& gpu, const EngineCo
       // share; only the CUDA context, measured into its baseline, comes out
       // of the static share (scaled by the fraction, see capacity.cpp).
       r.activation_bytes = forward;
-      r.logits_bytes = CheckedMul(CheckedMul(rows, vocab), kLogitBytes);
+      r.logits_bytes = CheckedMul(CheckedMul(r.logits_rows, vocab), kLogitBytes);
       r.cuda_graph_bytes = c.enforce_eager ? 0 : CheckedMul(c.cuda_graph_max_bs, kGraphBytesPerBatch);
       r.non_torch_bytes = kCudaContextBytes;
       r.rope_cache_bytes = RopeCacheBytes(m);

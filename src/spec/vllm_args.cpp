@@ -203,13 +203,14 @@ uint64_t GraphSize(const std::string& item, const std::string& what, bool in_lis
 
 // A list of CUDA-graph batch sizes, as vLLM takes them:
 // `--cudagraph-capture-sizes 1 2 4 8`, `-cc.cudagraph_capture_sizes '[1,2,4,8]'`.
-std::vector<uint64_t> SizeList(const std::vector<std::string>& words, const std::string& what) {
+std::vector<uint64_t> SizeList(const std::vector<std::string>& words, const std::string& what,
+                               bool words_are_flag_values) {
   std::vector<uint64_t> sizes;
   for (const std::string& word : words) {
     std::string item;
     for (char c : word + ",") {
       if (c == '[' || c == ']' || c == ',' || c == ' ') {
-        if (!item.empty()) sizes.push_back(GraphSize(item, what, true));
+        if (!item.empty()) sizes.push_back(GraphSize(item, what, words_are_flag_values));
         item.clear();
       } else {
         item += c;
@@ -229,8 +230,12 @@ struct GraphSizes {
   std::optional<uint64_t> max_capture_size;
   std::optional<std::vector<uint64_t>> listed;
   std::string listed_by;  // the flag or key that gave the list
-  bool off = false;
-  std::string off_by;
+  // cudagraph_mode as given (true: NONE), and optimization level 0, which
+  // turns graphs off only where no mode is given (vLLM fills unset fields
+  // from the level).
+  std::optional<bool> mode_none;
+  bool level0 = false;
+  std::string level0_by;
 };
 
 bool IsCompilationConfig(const std::string& name) {
@@ -262,14 +267,11 @@ bool SetCompilationKey(std::string key, const std::string& value, GraphSizes& g,
     return true;
   }
   if (key == "cudagraph_capture_sizes") {
-    SetList(g, SizeList({value}, what), "cudagraph_capture_sizes");
+    SetList(g, SizeList({value}, what, false), "cudagraph_capture_sizes");
     return true;
   }
   if (key == "cudagraph_mode") {
-    if (Lower(value) == "none") {
-      g.off = true;
-      g.off_by = "cudagraph_mode NONE";
-    }
+    g.mode_none = Lower(value) == "none";
     return true;
   }
   return false;
@@ -289,10 +291,12 @@ void ReadCompilationJson(const std::string& value, GraphSizes& g, const std::str
     if (key == "cudagraph_capture_sizes" && kv.second.IsSequence()) {
       std::vector<std::string> items;
       for (const auto& item : kv.second) items.push_back(item.Scalar());
-      SetList(g, SizeList(items, at), "cudagraph_capture_sizes");
+      SetList(g, SizeList(items, at, false), "cudagraph_capture_sizes");
     } else if (key == "max_cudagraph_capture_size" || key == "cudagraph_capture_sizes" ||
                key == "cudagraph_mode") {
-      if (!kv.second.IsScalar()) Fail("{}: expected a number", at);
+      if (!kv.second.IsScalar()) {
+        Fail("{}: expected {}", at, key == "cudagraph_mode" ? "a mode such as NONE" : "a number");
+      }
       SetCompilationKey(key, kv.second.Scalar(), g, at);
     } else {
       ignored.push_back(flag + " " + Redacted(key));
@@ -468,7 +472,6 @@ DeployConfig ParseVllmCommand(std::string_view line) {
     }
     name = Canonical(name);
     // -O3: the optimization level written onto its short flag.
-    // -O3: the optimization level written onto its short flag.
     if (!has_value && name.size() > 2 && name.starts_with("-O") && name[2] != '.') {
       has_value = true;
       value = name.substr(2);
@@ -490,7 +493,7 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       const std::string what = "--vllm-args: " + shown;
       const std::string& v = values.front();
       if (IsSizeList(name)) {
-        SetList(graphs, SizeList(values, what), name);
+        SetList(graphs, SizeList(values, what, true), name);
       } else if (dot != std::string::npos) {
         if (!SetCompilationKey(name.substr(dot + 1), v, graphs, what)) {
           ignored.push_back(shown + " ...");
@@ -501,8 +504,8 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       } else if (v.size() == 1 && std::isdigit(static_cast<unsigned char>(v[0]))) {
         // An optimization level; from vLLM 0.12 level 0 captures no graphs.
         if (v == "0") {
-          graphs.off = true;
-          graphs.off_by = shown + " 0";
+          graphs.level0 = true;
+          graphs.level0_by = shown + " 0";
         } else {
           ignored.push_back(shown + " ...");
         }
@@ -516,8 +519,8 @@ DeployConfig ParseVllmCommand(std::string_view line) {
     // gate would check other settings than the server runs with.
     if (name == "--config") {
       Fail(
-          "--vllm-args: --config FILE is not read: give its settings as flags, or put them under "
-          "engine.args in a deploy config (kvplan check FILE)");
+          "--vllm-args: --config FILE is not read: give its settings as flags, or write them in a "
+          "deploy config (kvplan check FILE)");
     }
     const Flag* flag = nullptr;
     for (const Flag& f : Flags()) {
@@ -638,26 +641,19 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       default: break;
     }
   }
-  // vLLM captures up to max_cudagraph_capture_size, which must be the
-  // largest size when both are given (config/vllm.py refuses otherwise).
-  if (graphs.max_capture_size && graphs.listed) {
-    const uint64_t largest = *std::max_element(graphs.listed->begin(), graphs.listed->end());
-    if (largest != *graphs.max_capture_size) {
-      Fail(
-          "--vllm-args: max_cudagraph_capture_size ({}) must be the largest of {} ({}), as vLLM "
-          "requires",
-          *graphs.max_capture_size, graphs.listed_by, largest);
-    }
-  }
-  if (graphs.off) {
+  // Graphs off: cudagraph_mode NONE, or level 0 where no mode is given.
+  // Otherwise the capture size and the list go on as given: whether they
+  // agree depends on max_num_batched_tokens (ResolveEngineConfig).
+  if (graphs.mode_none.value_or(graphs.level0)) {
     d.args.enforce_eager = true;
-    d.args.names["enforce_eager"] = graphs.off_by;
-  } else if (graphs.max_capture_size) {
-    d.args.cuda_graph_max_bs = graphs.max_capture_size;
-    d.args.names["cuda_graph_max_bs"] = "max_cudagraph_capture_size";
-  } else if (graphs.listed) {
-    d.args.cuda_graph_sizes = *graphs.listed;
-    d.args.names["cuda_graph_max_bs"] = graphs.listed_by;
+    d.args.names["enforce_eager"] = graphs.mode_none ? "cudagraph_mode NONE" : graphs.level0_by;
+  } else {
+    if (graphs.max_capture_size) d.args.cuda_graph_max_bs = graphs.max_capture_size;
+    if (graphs.listed) d.args.cuda_graph_sizes = *graphs.listed;
+    if (graphs.max_capture_size || graphs.listed) {
+      d.args.names["cuda_graph_max_bs"] =
+          graphs.max_capture_size ? "max_cudagraph_capture_size" : graphs.listed_by;
+    }
   }
   // As `vllm serve` does: the positional model wins over --model.
   if (d.model.empty()) d.model = model_flag;
