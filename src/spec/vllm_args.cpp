@@ -67,6 +67,12 @@ std::string Canonical(const std::string& word) {
   return w;
 }
 
+// True where `name` is in `list`.
+template <size_t N>
+bool Listed(const char* const (&list)[N], const std::string& name) {
+  return std::find(std::begin(list), std::end(list), name) != std::end(list);
+}
+
 // vLLM flags that take no value (store_true, or BooleanOptionalAction given
 // bare): the word after one is the next argument, perhaps the model.
 bool IsSwitch(const std::string& name) {
@@ -80,7 +86,7 @@ bool IsSwitch(const std::string& name) {
       name.starts_with("--no-")) {
     return true;
   }
-  return std::find(std::begin(kSwitches), std::end(kSwitches), name) != std::end(kSwitches);
+  return Listed(kSwitches, name);
 }
 
 // vLLM flags that take one or more values (nargs='+').
@@ -89,7 +95,7 @@ bool TakesList(const std::string& name) {
       "--served-model-name", "--lora-modules",    "--prompt-adapters",
       "--allowed-origins",   "--allowed-methods", "--allowed-headers",
       "--middleware",        "--api-key",         "--long-lora-scaling-factors"};
-  return std::find(std::begin(kLists), std::end(kLists), name) != std::end(kLists);
+  return Listed(kLists, name);
 }
 
 // vLLM flags that change the GPU memory the cache is left with, in ways
@@ -114,7 +120,7 @@ bool ChangesMemory(const std::string& name) {
                                        "--num-gpu-blocks-override",
                                        "--disable-sliding-window",
                                        "--disable-hybrid-kv-cache-manager"};
-  return std::find(std::begin(kFlags), std::end(kFlags), name) != std::end(kFlags);
+  return Listed(kFlags, name);
 }
 
 // vLLM flags known to leave the cache's memory alone: no did-you-mean for
@@ -165,7 +171,7 @@ bool KnownHarmless(const std::string& name) {
                                        "--swap-space",
                                        "--kv-offloading-size",
                                        "--max-cpu-loras"};
-  return std::find(std::begin(kFlags), std::end(kFlags), name) != std::end(kFlags);
+  return Listed(kFlags, name);
 }
 
 // "NAME=..." for a word with a value in it, the word itself otherwise: what
