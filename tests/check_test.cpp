@@ -849,6 +849,22 @@ TEST_CASE("the CUDA-graph sizes: deploy keys and --vllm-args, in vLLM's spelling
   CHECK(bad.items[0].detail.find("customized max_cudagraph_capture_size(=512) should be consistent "
                                  "with the max value of cudagraph_capture_sizes(=4)") !=
         std::string::npos);
+  // vLLM lowers an unset max_num_seqs to max_num_batched_tokens and refuses
+  // a given one above it (arg_utils.py, config/scheduler.py).
+  const CheckReport seqs =
+      RunChecks(llama, h100,
+                ParseVllmCommand("vllm serve meta-llama/Llama-3.1-8B --max-model-len 4096 "
+                                 "--max-num-batched-tokens 16"));
+  CHECK(seqs.capacity.config.max_num_seqs == 16);
+  CHECK(seqs.capacity.config.cuda_graph_max_bs == 16);
+  const CheckReport over =
+      RunChecks(llama, h100,
+                ParseVllmCommand("vllm serve meta-llama/Llama-3.1-8B --max-model-len 4096 "
+                                 "--max-num-batched-tokens 64 --max-num-seqs 256"));
+  REQUIRE(!over.items.empty());
+  CHECK(!over.items[0].pass);
+  CHECK(over.items[0].detail ==
+        "max_num_batched_tokens (64) must be greater than or equal to max_num_seqs (256).");
   // An explicit cudagraph_mode wins over the level's default.
   CHECK(!ParseVllmCommand("vllm serve m -O0 -cc.cudagraph_mode=FULL").args.enforce_eager);
   CHECK(*ParseVllmCommand("vllm serve m -cc.cudagraph_mode=NONE -O3").args.enforce_eager);

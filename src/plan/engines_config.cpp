@@ -59,7 +59,10 @@ EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu, co
       // A100: 8192 batched tokens and 1024 sequences; else 2048 and 256.
       const bool large = big && gpu.name.find("a100") == std::string::npos;
       if (c.max_num_batched_tokens == 0) c.max_num_batched_tokens = large ? 8192 : 2048;
-      if (c.max_num_seqs == 0) c.max_num_seqs = large ? 1024 : 256;
+      // arg_utils.py: an unset max_num_seqs at most max_num_batched_tokens
+      // (a given one above it is vLLM's startup error, LintConfig).
+      if (c.max_num_seqs == 0)
+        c.max_num_seqs = std::min<uint64_t>(large ? 1024 : 256, c.max_num_batched_tokens);
       // config/vllm.py: the listed sizes up to max_num_batched_tokens, else
       // min(512, 2 x max_num_seqs); the capture size at most
       // max_num_batched_tokens either way.
@@ -162,6 +165,14 @@ std::vector<Lint> LintConfig(const ModelSpec& m, const HardwareSpec& gpu, const 
   (void)gpu;
   if (!c.cuda_graph_error.empty())
     AddLint(lints, Severity::kError, "vllm-cudagraph-sizes", c.cuda_graph_error);
+  if (c.engine == Engine::kVllm && c.max_num_batched_tokens != 0 &&
+      c.max_num_batched_tokens < c.max_num_seqs) {
+    // config/scheduler.py _verify_args, in its words.
+    AddLint(lints, Severity::kError, "vllm-batched-tokens",
+            fmt::format(
+                "max_num_batched_tokens ({}) must be greater than or equal to max_num_seqs ({}).",
+                c.max_num_batched_tokens, c.max_num_seqs));
+  }
   if (c.memory_fraction <= 0 || c.memory_fraction > 1) {
     AddLint(lints, Severity::kError, "memory-fraction",
             fmt::format("{} must be in (0, 1], got {}", MemoryFractionFlag(c.engine), c.memory_fraction));
