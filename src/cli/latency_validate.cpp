@@ -213,13 +213,12 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
     case Format::kText:
       Print(fmt::format(
           "{}\nprofile: {} ({}; read ceiling {:.1f} GB/s, curve of {} points)\n"
-          "Each step: weight GEMVs + decode attention over the real cache, caches "
-          "flushed first, median of {}, {}; each row is the median error of {} "
-          "round(s) (from, to: the lowest and highest of them).\nThe read ceiling is read again "
-          "before every step (and every "
-          "curve point), and each time also stated at the profile's ceiling\n(time x "
-          "ceiling beside it / profile's ceiling), so the machine's drift since the "
-          "profile does not count as the model's error.\n\n",
+          "Each step: weight GEMVs + decode attention over the real cache, caches flushed first, "
+          "median of {}, {}; each row is the median error of {} round(s) (from, to: the lowest "
+          "and highest of them).\nThe read ceiling is read again before every step (and every "
+          "curve point), and each time also stated at the profile's ceiling\n(time x ceiling "
+          "beside it / profile's ceiling), so the machine's drift since the profile does not "
+          "count as the model's error.\n\n",
           model, hw.origin, hw.measured->machine, hw.measured->read_ceiling_gbps,
           hw.measured->curve.size(), o.repeats,
           o.threads == 1 ? "one thread, its CPU time" : "all cores, wall time", o.rounds));

@@ -1,5 +1,8 @@
 #include "spec/deploy_config.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -378,9 +381,8 @@ void ReadEnv(const YAML::Node& env, const std::string& file, DeployConfig& d) {
     if (!modelled) ignored.push_back(name);
   }
   if (!ignored.empty()) {
-    std::string list;
-    for (const std::string& n : ignored) list += (list.empty() ? "" : ", ") + n;
-    d.notes.push_back("engine.env: ignored (no effect on the KV cache): " + list);
+    d.notes.push_back(fmt::format("engine.env: ignored (no effect on the KV cache): {}",
+                                  fmt::join(ignored, ", ")));
   }
 }
 

@@ -1,6 +1,7 @@
 #include "spec/vllm_args.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -665,17 +666,14 @@ DeployConfig ParseVllmCommand(std::string_view line) {
   if (d.model.empty()) d.model = model_flag;
   if (d.model.empty()) Fail("--vllm-args: no model (expected `vllm serve MODEL ...` or --model)");
   if (!ignored.empty()) {
-    std::string list;
-    for (const std::string& s : ignored) list += (list.empty() ? "" : ", ") + s;
-    d.notes.push_back("ignored (no effect on the KV cache): " + list);
+    d.notes.push_back(
+        fmt::format("ignored (no effect on the KV cache): {}", fmt::join(ignored, ", ")));
   }
   if (!unmodelled.empty()) {
-    std::string list;
-    for (const std::string& s : unmodelled) list += (list.empty() ? "" : ", ") + s;
-    d.notes.push_back(
+    d.notes.push_back(fmt::format(
         "not modelled (they change the memory left for the KV cache; the figures assume them "
-        "absent): " +
-        list);
+        "absent): {}",
+        fmt::join(unmodelled, ", ")));
   }
   return d;
 }
