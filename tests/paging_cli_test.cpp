@@ -274,6 +274,67 @@ TEST_CASE("kvplan compare: columns, ratios to the first, errors") {
                     "--vary: 'tp=1,,2': empty value in the list");
 }
 
+TEST_CASE("kvplan compare --vary engine: each engine's own flags on its own columns") {
+  // Each column is what `kvplan capacity --engine E` says with E's flags.
+  const std::string flags =
+      " --gpu-memory-utilization 0.8 --mem-fraction-static 0.7 --max-num-seqs 64";
+  CliResult j =
+      RunKvplan("compare llama-3.1-8b --gpu h100-sxm --vary engine=vllm,sglang,llama.cpp" + flags +
+                " --format json");
+  REQUIRE(j.exit_code == 0);
+  for (const char* engine : {"vllm", "sglang", "llama.cpp"}) {
+    const std::string own = std::string(engine) == "vllm"     ? " --gpu-memory-utilization 0.8"
+                            : std::string(engine) == "sglang" ? " --mem-fraction-static 0.7"
+                                                              : "";
+    const std::string seqs = std::string(engine) == "llama.cpp" ? "" : " --max-num-seqs 64";
+    CliResult cap = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --format json --engine " +
+                              std::string(engine) + own + seqs);
+    REQUIRE(cap.exit_code == 0);
+    const size_t at = cap.out.find("\"kv_budget_bytes\": ");
+    REQUIRE(at != std::string::npos);
+    const std::string budget = cap.out.substr(at, cap.out.find(',', at) - at);
+    CHECK(j.out.find(budget) != std::string::npos);
+  }
+  CHECK(j.out.find("\"kv_budget_bytes\": 51127194419") != std::string::npos);  // vLLM at 0.8
+  CHECK(j.out.find("\"kv_budget_bytes\": 43394680422") != std::string::npos);  // SGLang at 0.7
+  CHECK(j.out.find("\"memory_fraction\": 0.8,") != std::string::npos);
+  CHECK(j.out.find("\"memory_fraction\": 0.7,") != std::string::npos);
+  CHECK(j.out.find("\"memory_fraction\": null,") != std::string::npos);  // llama.cpp
+  // The text names each column's fraction, the defaults included.
+  CliResult t =
+      RunKvplan("compare llama-3.1-8b --gpu h100-sxm --vary engine=vllm,trtllm,llama.cpp");
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("memory fraction                           0.92                0.9"
+                   "                  -\n") != std::string::npos);
+  CHECK(t.out.find("Memory fraction: each engine's own, given or its default: vLLM "
+                   "--gpu-memory-utilization\n") != std::string::npos);
+  // Without --vary engine there is no such row.
+  CHECK(
+      RunKvplan("compare llama-3.1-8b --gpu h100-sxm --vary tp=1,2").out.find("memory fraction") ==
+      std::string::npos);
+  // A flag of an engine no column has is refused, as it is alone.
+  CheckOneLineError(
+      RunKvplan("compare llama-3.1-8b --gpu h100-sxm --vary engine=sglang,trtllm "
+                "--gpu-memory-utilization 0.8"),
+      "--vary engine=sglang,trtllm: --gpu-memory-utilization is for vllm, and no column's engine "
+      "takes it");
+  CheckOneLineError(
+      RunKvplan("compare llama-3.1-8b --gpu h100-sxm --vary engine=llama.cpp,LlamaCpp "
+                "--max-num-seqs 4"),
+      "--vary engine=llama.cpp,LlamaCpp: --max-num-seqs is for every engine but "
+      "llama.cpp, and no column's engine takes it");
+  CheckOneLineError(
+      RunKvplan("compare llama-3.1-8b --gpu h100-sxm --vary engine=vllm,trtllm --vllm-version 0.20 "
+                "--max-total-tokens 100000"),
+      "--vary engine=vllm,trtllm: --max-total-tokens is for sglang, and no column's engine takes "
+      "it");
+  // Without --vary engine the flag is still the engine's alone.
+  CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu h100-sxm --engine sglang "
+                              "--gpu-memory-utilization 0.8 --vary tp=1,2"),
+                    "--vary tp=1: --gpu-memory-utilization is vllm's flag, not sglang's (use "
+                    "--mem-fraction-static or --engine vllm)");
+}
+
 TEST_CASE("kvplan compare: a column vLLM would refuse carries capacity's warning, on stderr") {
   // Llama-3.1-70B at tp=2 on H100s leaves 1.74 GiB of cache per GPU: not
   // one 128K request fits, and `kvplan capacity` says so; compare must too.

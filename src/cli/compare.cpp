@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "cli/commands.h"
@@ -41,6 +42,57 @@ const std::vector<std::string>& VaryKeys() {
   return keys;
 }
 
+// The flags that belong to some engines only. With --vary engine each
+// applies to the columns of its engines and is left out of the others, so
+// `--vary engine=vllm,sglang --gpu-memory-utilization 0.8
+// --mem-fraction-static 0.8` sizes each engine at its own setting.
+struct EngineFlag {
+  const char* name;
+  std::vector<Engine> engines;  // the engines that take it
+  bool except = false;          // true: every engine but those
+  bool (*given)(const DeployFlags&);
+  void (*reset)(DeployFlags&);
+  bool Takes(Engine e) const {
+    return (std::find(engines.begin(), engines.end(), e) != engines.end()) != except;
+  }
+};
+
+const std::vector<EngineFlag>& EngineFlags() {
+  static const std::vector<EngineFlag> flags = {
+      {"--gpu-memory-utilization",
+       {Engine::kVllm},
+       false,
+       [](const DeployFlags& f) { return f.gpu_memory_utilization.has_value(); },
+       [](DeployFlags& f) { f.gpu_memory_utilization.reset(); }},
+      {"--vllm-version",
+       {Engine::kVllm},
+       false,
+       [](const DeployFlags& f) { return f.vllm_version.has_value(); },
+       [](DeployFlags& f) { f.vllm_version.reset(); }},
+      {"--mem-fraction-static",
+       {Engine::kSglang},
+       false,
+       [](const DeployFlags& f) { return f.mem_fraction_static.has_value(); },
+       [](DeployFlags& f) { f.mem_fraction_static.reset(); }},
+      {"--max-total-tokens",
+       {Engine::kSglang},
+       false,
+       [](const DeployFlags& f) { return !f.max_total_tokens.empty(); },
+       [](DeployFlags& f) { f.max_total_tokens.clear(); }},
+      {"--free-gpu-memory-fraction",
+       {Engine::kTrtllm},
+       false,
+       [](const DeployFlags& f) { return f.free_gpu_memory_fraction.has_value(); },
+       [](DeployFlags& f) { f.free_gpu_memory_fraction.reset(); }},
+      {"--max-num-seqs",
+       {Engine::kLlamaCpp},
+       true,
+       [](const DeployFlags& f) { return !f.max_num_seqs.empty(); },
+       [](DeployFlags& f) { f.max_num_seqs.clear(); }},
+  };
+  return flags;
+}
+
 // Applies one --vary value to a copy of the flags.
 DeployFlags WithValue(DeployFlags f, const std::string& key, const std::string& v) {
   // The same range as the flag itself (--tp, --pp: 1-65536; --block-size: 1-1048576).
@@ -60,10 +112,18 @@ DeployFlags WithValue(DeployFlags f, const std::string& key, const std::string& 
     f.gpu = v;
   else if (key == "engine") {
     f.engine = v;
-    // --vllm-version applies to the vLLM columns only, however the name is
-    // written (engine names are case-insensitive; a bad one is reported
-    // later, with the --vary value).
-    if (Lower(v) != "vllm") f.vllm_version.reset();
+    // An engine's own flags apply to its columns only (EngineFlags), however
+    // the name is written; a bad name is reported later, with the --vary
+    // value, and keeps every flag.
+    Engine e{};
+    try {
+      e = ParseEngine(v);
+    } catch (const Error&) {
+      return f;
+    }
+    for (const EngineFlag& flag : EngineFlags()) {
+      if (!flag.Takes(e)) flag.reset(f);
+    }
   } else if (key == "vllm-version")
     f.vllm_version = v;
   else if (key == "max-model-len")
@@ -114,6 +174,27 @@ void Run(const CompareOptions& o) {
       Fail(
           "--vary gpu-memory-utilization: with --kv-cache-memory-bytes vLLM sizes the cache from "
           "the budget and ignores the fraction; every column would be the same");
+    }
+    // --vary engine: an engine's own flag that no column's engine takes
+    // would be dropped from every column; refuse it as the flag alone is.
+    if (key == "engine") {
+      for (const EngineFlag& flag : EngineFlags()) {
+        if (!flag.given(o.deploy)) continue;
+        bool taken = false;
+        for (const std::string& v : values) {
+          try {
+            taken = taken || flag.Takes(ParseEngine(v));
+          } catch (const Error&) {
+            taken = true;  // reported with its column
+          }
+        }
+        if (!taken) {
+          std::vector<std::string> names;
+          for (Engine e : flag.engines) names.emplace_back(EngineName(e));
+          Fail("--vary {}: {} is for {}{}, and no column's engine takes it", o.vary, flag.name,
+               flag.except ? "every engine but " : "", fmt::join(names, ", "));
+        }
+      }
     }
     // A setting both given and varied: the --vary values would win silently.
     if (o.given.count(key) != 0) {
@@ -194,6 +275,11 @@ void Run(const CompareOptions& o) {
         j.Set("model", c.model.name);
         j.Set("gpu", c.gpu.name);
         SetEngineJson(j, c.cap);
+        // The engine's fraction, given or its default (null: llama.cpp has none).
+        if (MemoryFractionFlag(c.cap.config.engine).empty())
+          j.Set("memory_fraction", nullptr);
+        else
+          j.Set("memory_fraction", c.cap.config.memory_fraction);
         j.Set("kv_cache_dtype", c.cap.kv_cache_dtype);
         j.Set("weight_dtype", c.cap.weight_dtype);
         j.Set("weight_format", c.cap.weight_format);
@@ -243,6 +329,15 @@ void Run(const CompareOptions& o) {
       text_row("engine · KV dtype", [](const Column& c) {
         return fmt::format("{} · {}", EngineLabel(c.cap.config), c.cap.kv_cache_dtype);
       });
+      if (key == "engine") {
+        // Each engine's own fraction, given or its default, so columns
+        // sized by different rules can be read side by side.
+        text_row("memory fraction", [](const Column& c) {
+          return MemoryFractionFlag(c.cap.config.engine).empty()
+                     ? std::string("-")
+                     : fmt::format("{:g}", c.cap.config.memory_fraction);
+        });
+      }
       text_row("weights", [](const Column& c) { return c.cap.weight_format; });
       text_row("tp x pp", [](const Column& c) {
         return fmt::format("{} x {}", c.cap.config.tp, c.cap.config.pp);
@@ -259,6 +354,13 @@ void Run(const CompareOptions& o) {
       std::string out = t.Text();
       out += fmt::format("\nRatios in parentheses are against the first column ({}).\n",
                          cols[0].label);
+      if (key == "engine") {
+        out +=
+            "Memory fraction: each engine's own, given or its default: vLLM "
+            "--gpu-memory-utilization\nand SGLang --mem-fraction-static of the GPU's memory, "
+            "TRT-LLM --free-gpu-memory-fraction\nof what is free after loading; llama.cpp has "
+            "none.\n";
+      }
       Print(out);
       break;
     }
@@ -285,9 +387,15 @@ void SetupCompareCommand(CLI::App& app, int& exit_code) {
   kvplan compare llama-3.1-8b qwen3-8b --gpu l40s
   kvplan compare llama-3.1-8b --vary gpu=l40s,a100-80gb,h100-sxm --max-model-len 32K
   kvplan compare llama-3.1-8b --gpu h100-sxm --vary vllm-version=0.20,latest
+  kvplan compare llama-3.1-8b --gpu h100-sxm --vary engine=vllm,sglang \
+      --gpu-memory-utilization 0.85 --mem-fraction-static 0.85
 
-Every other flag applies to all columns. With several models and --vary,
-each model gets one column per value.)");
+Every other flag applies to all columns, but with --vary engine an engine's
+own flags apply to its columns only: --gpu-memory-utilization and
+--vllm-version to vllm, --mem-fraction-static and --max-total-tokens to
+sglang, --free-gpu-memory-fraction to trtllm, --max-num-seqs to all but
+llama.cpp. With several models and --vary, each model gets one column per
+value.)");
   sub->callback([o, sub, &exit_code] {
     for (const std::string& key : VaryKeys()) {
       const CLI::Option* flag = sub->get_option_no_throw("--" + key);
