@@ -135,6 +135,83 @@ TEST_CASE("check exit codes: 0 all pass, 1 a failure, 2 invalid input") {
   CHECK(none.exit_code == 2);
 }
 
+TEST_CASE("deploy files: vLLM's CUDA-graph sizes and compilation_config, as vllm_args reads them") {
+  const ModelSpec llama = LoadModel("llama-3.1-8b");
+  const HardwareSpec h100 = LoadHardware("h100-sxm");
+  // The same graphs from a deploy file and from a command line: the same cache.
+  const auto from_file = [&](const std::string& args) {
+    return RunChecks(
+        llama, h100,
+        ParseDeployConfig(Replace(kGood, "max_model_len: 32768", "max_model_len: 32768\n" + args),
+                          "d.yaml"));
+  };
+  const auto from_cli = [&](const std::string& flags) {
+    return RunChecks(llama, h100,
+                     ParseVllmCommand("vllm serve llama-3.1-8b --max-model-len 32768 " + flags));
+  };
+  const CheckReport plain = from_file("    enforce_eager: false");  // graphs to 512
+  for (const auto& [yaml, cli] : std::vector<std::pair<std::string, std::string>>{
+           {"    cudagraph_capture_sizes: [1, 2, 4, 8]", "--cudagraph-capture-sizes 1 2 4 8"},
+           {"    cuda_graph_sizes: [1, 2, 4, 8]", "--cuda-graph-sizes 1 2 4 8"},
+           {"    compilation_config:\n      cudagraph_capture_sizes: [1, 2, 4, 8]\n"
+            "      backend: inductor",
+            "-cc '{\"cudagraph_capture_sizes\": [1, 2, 4, 8]}'"},
+           {"    compilation_config: '{\"cudagraph_capture_sizes\": [1, 2, 4, 8], \"level\": 3}'",
+            "--cudagraph-capture-sizes 1 2 4 8"},
+           {"    compilation_config: {max_cudagraph_capture_size: 32}",
+            "-cc.max_cudagraph_capture_size 32"},
+           {"    compilation_config: {cudagraph_mode: NONE}", "--enforce-eager"},
+       }) {
+    CAPTURE(yaml);
+    const CheckReport f = from_file(yaml), c = from_cli(cli);
+    REQUIRE(f.Pass());
+    CHECK(f.capacity.config.cuda_graph_max_bs == c.capacity.config.cuda_graph_max_bs);
+    CHECK(f.capacity.config.enforce_eager == c.capacity.config.enforce_eager);
+    CHECK(f.capacity.num_blocks == c.capacity.num_blocks);
+    // Fewer (or no) graphs than the default 512: more blocks.
+    CHECK(f.capacity.num_blocks > plain.capacity.num_blocks);
+  }
+  CHECK(from_file("    cuda_graph_sizes: [1, 2, 4, 8]").capacity.config.cuda_graph_max_bs == 8);
+  CHECK(from_file("    compilation_config: {cudagraph_mode: NONE}").capacity.config.enforce_eager);
+  // A capture size that is not the list's largest: vLLM's startup error.
+  const CheckReport odd = from_file(
+      "    compilation_config: {max_cudagraph_capture_size: 32, cudagraph_capture_sizes: [1, 8, "
+      "16]}");
+  REQUIRE(!odd.items.empty());
+  CHECK(!odd.items[0].pass);
+  CHECK(odd.items[0].detail.find("customized max_cudagraph_capture_size(=32) should be consistent "
+                                 "with the max value of cudagraph_capture_sizes(=16)") !=
+        std::string::npos);
+  // Bad input: one line, the file, line and field.
+  const auto error = [&](const std::string& args) {
+    return ErrorOf(Replace(kGood, "max_model_len: 32768", "max_model_len: 32768\n" + args));
+  };
+  CHECK(error("    cudagraph_capture_sizes: 8") ==
+        "d.yaml:9:30: cudagraph_capture_sizes: expected a list of batch sizes, e.g. [1, 2, 4, 8]");
+  CHECK(error("    cudagraph_capture_sizes: [1, x]") ==
+        "d.yaml:9:34: cudagraph_capture_sizes: expected a whole number, got 'x'");
+  CHECK(
+      error(
+          "    cuda_graph_sizes: [1, 2]\n    compilation_config: {cudagraph_capture_sizes: [4]}") ==
+      "d.yaml:10:51: compilation_config.cudagraph_capture_sizes: sets the same setting as "
+      "'cuda_graph_sizes' (vLLM refuses both)");
+  CHECK(error("    max_cudagraph_capture_size: 64\n    compilation_config: "
+              "{max_cudagraph_capture_size: 32}") ==
+        "d.yaml:10:54: compilation_config.max_cudagraph_capture_size: sets the same setting as "
+        "'max_cudagraph_capture_size'");
+  CHECK(error("    compilation_config: [1]") ==
+        "d.yaml:9:25: compilation_config: expected a map (or vLLM's JSON string) of compilation "
+        "settings");
+  CHECK(error("    compilation_config: '{\"cudagraph_capture_sizes\": [1, 2,'")
+            .rfind("d.yaml:9:25: compilation_config:1:", 0) == 0);
+  CHECK(error("    compilation_config: {cudagraph_mode: [NONE]}") ==
+        "d.yaml:9:42: compilation_config.cudagraph_mode: expected a mode such as NONE");
+  // Other engines have no such keys.
+  CHECK(ErrorOf(Replace(Replace(kGood, "name: vllm", "name: sglang"), "max_model_len: 32768",
+                        "context_length: 32768\n    cuda_graph_sizes: [1, 2]"))
+            .find("cuda_graph_sizes: unknown field in sglang args") != std::string::npos);
+}
+
 TEST_CASE("startup failures carry the engine's reason and point at the flag") {
   DeployConfig d = ParseDeployConfig(Replace(kGood, "max_model_len: 32768",
                                              "max_model_len: 2048\n    tensor_parallel_size: 2"),

@@ -120,6 +120,80 @@ uint64_t Tokens(MapReader& r, const std::string& key, bool allow_zero) {
   return n;
 }
 
+// A list of CUDA-graph batch sizes at `node` (`field` in messages): positive
+// integers, at least one.
+std::vector<uint64_t> GraphSizeList(const YAML::Node& node, const SourcePos& at,
+                                    const std::string& field) {
+  if (!node.IsSequence() || node.size() == 0) {
+    Fail("{}{}: expected a list of batch sizes, e.g. [1, 2, 4, 8]", at.Prefix(), field);
+  }
+  std::vector<uint64_t> sizes;
+  for (const YAML::Node& item : node) sizes.push_back(ScalarU64(item, at.file, field));
+  return sizes;
+}
+
+// vLLM's CUDA graphs beyond max_cudagraph_capture_size (read with the other
+// keys): the batch sizes to capture, `cudagraph_capture_sizes` or, as older
+// vLLM named it, `cuda_graph_sizes`; and `compilation_config`, a map or the
+// JSON string `vllm serve -cc` takes, of which max_cudagraph_capture_size,
+// cudagraph_capture_sizes and cudagraph_mode (NONE: no graphs) are read. Its
+// other keys (backend, passes, ...) change no memory kvplan models and are
+// left to vLLM to check.
+void ReadVllmGraphs(MapReader& r, EngineArgs& a) {
+  const auto set_list = [&](const YAML::Node& node, const SourcePos& at, const std::string& key) {
+    if (a.names.count("cuda_graph_sizes")) {
+      Fail("{}{}: sets the same setting as '{}' (vLLM refuses both)", at.Prefix(), key,
+           a.names["cuda_graph_sizes"]);
+    }
+    a.cuda_graph_sizes = GraphSizeList(node, at, key);
+    a.names["cuda_graph_sizes"] = key;
+    a.pos["cuda_graph_sizes"] = at;
+  };
+  for (const char* key : {"cudagraph_capture_sizes", "cuda_graph_sizes"}) {
+    if (r.Has(key)) {
+      set_list(r.Child(key), r.Pos(key), key);
+    } else {
+      r.OptStr(key);  // mark as known
+    }
+  }
+  if (!r.Has("compilation_config")) {
+    r.OptStr("compilation_config");
+    return;
+  }
+  const SourcePos at = r.Pos("compilation_config");
+  YAML::Node cc = r.Child("compilation_config");
+  const bool json = cc.IsScalar();  // positions inside it are the string's: use the key's
+  if (json) cc = ParseYaml(cc.Scalar(), at.Prefix() + "compilation_config");
+  if (!cc.IsMap()) {
+    Fail("{}compilation_config: expected a map (or vLLM's JSON string) of compilation settings",
+         at.Prefix());
+  }
+  for (const auto& kv : cc) {
+    const std::string key = kv.first.Scalar();
+    const std::string field = "compilation_config." + key;
+    const SourcePos p = json ? at : PosOf(kv.second, at.file);
+    if (kv.second.IsNull()) continue;  // vLLM's default
+    if (key == "cudagraph_capture_sizes") {
+      set_list(kv.second, p, field);
+    } else if (key == "max_cudagraph_capture_size") {
+      if (a.names.count("cuda_graph_max_bs")) {
+        Fail("{}{}: sets the same setting as '{}'", p.Prefix(), field,
+             a.names["cuda_graph_max_bs"]);
+      }
+      a.cuda_graph_max_bs = ScalarU64(kv.second, at.file, field);
+      a.names["cuda_graph_max_bs"] = field;
+      a.pos["cuda_graph_max_bs"] = p;
+    } else if (key == "cudagraph_mode") {
+      if (!kv.second.IsScalar()) Fail("{}{}: expected a mode such as NONE", p.Prefix(), field);
+      if (Lower(kv.second.Scalar()) == "none") {
+        a.enforce_eager = true;
+        a.names["enforce_eager"] = field + " NONE";
+        a.pos["enforce_eager"] = p;
+      }
+    }
+  }
+}
+
 void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
   for (const ArgKey& k : KeysFor(engine)) {
     std::optional<uint64_t>* u = nullptr;
@@ -199,6 +273,7 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
       }
     }
   }
+  if (engine == "vllm") ReadVllmGraphs(r, a);
   r.Finish();
   if (engine == "llama.cpp" && (a.kv_cache_dtype || a.pos.count("cache_type_v"))) {
     // kvplan models one cache type for K and V: llama.cpp keeps the other at
