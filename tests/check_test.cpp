@@ -161,6 +161,7 @@ TEST_CASE("deploy files: vLLM's CUDA-graph sizes and compilation_config, as vllm
            {"    compilation_config: {max_cudagraph_capture_size: 32}",
             "-cc.max_cudagraph_capture_size 32"},
            {"    compilation_config: {cudagraph_mode: NONE}", "--enforce-eager"},
+           {"    optimization_level: 0", "-O0"},
        }) {
     CAPTURE(yaml);
     const CheckReport f = from_file(yaml), c = from_cli(cli);
@@ -173,6 +174,12 @@ TEST_CASE("deploy files: vLLM's CUDA-graph sizes and compilation_config, as vllm
   }
   CHECK(from_file("    cuda_graph_sizes: [1, 2, 4, 8]").capacity.config.cuda_graph_max_bs == 8);
   CHECK(from_file("    compilation_config: {cudagraph_mode: NONE}").capacity.config.enforce_eager);
+  // Level 0 with a mode given: the mode decides, as in vLLM.
+  CHECK(!from_file("    optimization_level: 0\n    compilation_config: {cudagraph_mode: FULL}")
+             .capacity.config.enforce_eager);
+  const CheckReport level3 = from_file("    optimization_level: 3");
+  CHECK(!level3.capacity.config.enforce_eager);
+  CHECK(level3.capacity.num_blocks == plain.capacity.num_blocks);
   // A capture size that is not the list's largest: vLLM's startup error.
   const CheckReport odd = from_file(
       "    compilation_config: {max_cudagraph_capture_size: 32, cudagraph_capture_sizes: [1, 8, "
@@ -199,6 +206,8 @@ TEST_CASE("deploy files: vLLM's CUDA-graph sizes and compilation_config, as vllm
               "{max_cudagraph_capture_size: 32}") ==
         "d.yaml:10:54: compilation_config.max_cudagraph_capture_size: sets the same setting as "
         "'max_cudagraph_capture_size'");
+  CHECK(error("    optimization_level: 4") ==
+        "d.yaml:9:25: optimization_level: expected 0-3, got 4");
   CHECK(error("    compilation_config: [1]") ==
         "d.yaml:9:25: compilation_config: expected a map (or vLLM's JSON string) of compilation "
         "settings");

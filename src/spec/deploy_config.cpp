@@ -138,7 +138,7 @@ std::vector<uint64_t> GraphSizeList(const YAML::Node& node, const SourcePos& at,
 // JSON string `vllm serve -cc` takes, of which max_cudagraph_capture_size,
 // cudagraph_capture_sizes and cudagraph_mode (NONE: no graphs) are read. Its
 // other keys (backend, passes, ...) change no memory kvplan models and are
-// left to vLLM to check.
+// left to vLLM to check. And optimization_level, whose 0 turns graphs off.
 void ReadVllmGraphs(MapReader& r, EngineArgs& a) {
   const auto set_list = [&](const YAML::Node& node, const SourcePos& at, const std::string& key) {
     if (a.names.count("cuda_graph_sizes")) {
@@ -156,8 +156,30 @@ void ReadVllmGraphs(MapReader& r, EngineArgs& a) {
       r.OptStr(key);  // mark as known
     }
   }
+  // optimization_level 0 (vllm serve -O0) captures no graphs where no
+  // cudagraph_mode is given (vLLM fills unset fields from the level).
+  std::optional<SourcePos> level0;
+  if (r.Has("optimization_level")) {
+    const uint64_t level = r.U64("optimization_level", /*allow_zero=*/true);
+    if (level > 3) {
+      Fail("{}optimization_level: expected 0-3, got {}", r.Pos("optimization_level").Prefix(),
+           level);
+    }
+    if (level == 0) level0 = r.Pos("optimization_level");
+  } else {
+    r.OptStr("optimization_level");
+  }
+  bool mode_given = false;
+  const auto finish = [&] {
+    if (level0 && !mode_given) {
+      a.enforce_eager = true;
+      a.names["enforce_eager"] = "optimization_level 0";
+      a.pos["enforce_eager"] = *level0;
+    }
+  };
   if (!r.Has("compilation_config")) {
     r.OptStr("compilation_config");
+    finish();
     return;
   }
   const SourcePos at = r.Pos("compilation_config");
@@ -185,6 +207,7 @@ void ReadVllmGraphs(MapReader& r, EngineArgs& a) {
       a.pos["cuda_graph_max_bs"] = p;
     } else if (key == "cudagraph_mode") {
       if (!kv.second.IsScalar()) Fail("{}{}: expected a mode such as NONE", p.Prefix(), field);
+      mode_given = true;
       if (Lower(kv.second.Scalar()) == "none") {
         a.enforce_eager = true;
         a.names["enforce_eager"] = field + " NONE";
@@ -192,6 +215,7 @@ void ReadVllmGraphs(MapReader& r, EngineArgs& a) {
       }
     }
   }
+  finish();
 }
 
 void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
