@@ -81,6 +81,16 @@ TEST_CASE("deploy config errors are one line naming file:line:col and the field"
   CHECK(ErrorOf(Replace(kGood, "name: vllm", "name: vlm")) ==
         "d.yaml:6:9: name: unknown engine 'vlm' (known: vllm, sglang, trtllm, llama.cpp) (did "
         "you mean 'vllm'?)");
+  // The names --engine takes, in any case.
+  CHECK(ParseDeployConfig(Replace(kGood, "name: vllm", "name: vLLM"), "d.yaml").engine == "vllm");
+  CHECK(ParseDeployConfig(Replace(Replace(kGood, "name: vllm", "name: TensorRT-LLM"),
+                                  "max_model_len", "max_seq_len"),
+                          "d.yaml")
+            .engine == "trtllm");
+  CHECK(ParseDeployConfig(Replace(Replace(kGood, "name: vllm", "name: llama-server"),
+                                  "max_model_len", "ctx_size"),
+                          "d.yaml")
+            .engine == "llama.cpp");
   // SGLang takes its own names; vLLM's are unknown there.
   CHECK(ErrorOf(Replace(kGood, "name: vllm", "name: sglang")) ==
         "d.yaml:8:5: max_model_len: unknown field in sglang args");
@@ -174,6 +184,22 @@ TEST_CASE("deploy files: vLLM's CUDA-graph sizes and compilation_config, as vllm
   }
   CHECK(from_file("    cuda_graph_sizes: [1, 2, 4, 8]").capacity.config.cuda_graph_max_bs == 8);
   CHECK(from_file("    compilation_config: {cudagraph_mode: NONE}").capacity.config.enforce_eager);
+  // No graphs: sizes given beside them are neither captured nor checked
+  // against each other (vLLM empties the list), in a file as on the command line.
+  for (const char* off : {"    compilation_config: {cudagraph_mode: NONE}",
+                          "    optimization_level: 0", "    enforce_eager: true"}) {
+    CAPTURE(off);
+    const CheckReport f = from_file(std::string(off) +
+                                    "\n    cudagraph_capture_sizes: [1, 2, 4]\n"
+                                    "    max_cudagraph_capture_size: 8");
+    CHECK(f.Pass());
+    CHECK(f.capacity.num_blocks == from_file(off).capacity.num_blocks);
+  }
+  CHECK(from_cli("--enforce-eager --cudagraph-capture-sizes 1 2 4 --max-cudagraph-capture-size 8")
+            .Pass());
+  CHECK(from_file("    enforce_eager: false\n    compilation_config: {cudagraph_mode: none}")
+            .capacity.config.enforce_eager);
+  CHECK(!from_file("    compilation_config: {cudagraph_mode: null}").capacity.config.enforce_eager);
   // Level 0 with a mode given: the mode decides, as in vLLM.
   CHECK(!from_file("    optimization_level: 0\n    compilation_config: {cudagraph_mode: FULL}")
              .capacity.config.enforce_eager);
@@ -186,6 +212,7 @@ TEST_CASE("deploy files: vLLM's CUDA-graph sizes and compilation_config, as vllm
       "16]}");
   REQUIRE(!odd.items.empty());
   CHECK(!odd.items[0].pass);
+  CHECK(odd.items[0].pos.line == 9);  // the compilation_config line
   CHECK(odd.items[0].detail.find("customized max_cudagraph_capture_size(=32) should be consistent "
                                  "with the max value of cudagraph_capture_sizes(=16)") !=
         std::string::npos);
@@ -215,6 +242,18 @@ TEST_CASE("deploy files: vLLM's CUDA-graph sizes and compilation_config, as vllm
             .rfind("d.yaml:9:25: compilation_config:1:", 0) == 0);
   CHECK(error("    compilation_config: {cudagraph_mode: [NONE]}") ==
         "d.yaml:9:42: compilation_config.cudagraph_mode: expected a mode such as NONE");
+  CHECK(error("    compilation_config: {cudagraph_mode: NOEN}") ==
+        "d.yaml:9:42: compilation_config.cudagraph_mode: expected NONE, PIECEWISE, FULL, "
+        "FULL_DECODE_ONLY or FULL_AND_PIECEWISE, got 'NOEN'");
+  // Inside a JSON string, errors point at the string.
+  CHECK(error("    compilation_config: '{\"cudagraph_capture_sizes\": [1, 0, 4]}'") ==
+        "d.yaml:9:25: compilation_config.cudagraph_capture_sizes: must be positive, got 0");
+  CHECK(error("    compilation_config: '{\"max_cudagraph_capture_size\": \"abc\"}'") ==
+        "d.yaml:9:25: compilation_config.max_cudagraph_capture_size: expected a whole number, "
+        "got 'abc'");
+  CHECK(error("    compilation_config: 'cudagraph_mode: NONE'") ==
+        "d.yaml:9:25: compilation_config: expected a map, or vLLM's JSON object as a string "
+        "('{\"cudagraph_mode\": \"NONE\"}')");
   // Other engines have no such keys.
   CHECK(ErrorOf(Replace(Replace(kGood, "name: vllm", "name: sglang"), "max_model_len: 32768",
                         "context_length: 32768\n    cuda_graph_sizes: [1, 2]"))
@@ -954,6 +993,21 @@ TEST_CASE("the CUDA-graph sizes: deploy keys and --vllm-args, in vLLM's spelling
   // An explicit cudagraph_mode wins over the level's default.
   CHECK(!ParseVllmCommand("vllm serve m -O0 -cc.cudagraph_mode=FULL").args.enforce_eager);
   CHECK(*ParseVllmCommand("vllm serve m -cc.cudagraph_mode=NONE -O3").args.enforce_eager);
+  CHECK(*ParseVllmCommand("vllm serve m -cc.cudagraph_mode=none").args.enforce_eager);
+  // A mode vLLM does not know is its startup error, not graphs as usual.
+  CHECK_THROWS_WITH(ParseVllmCommand("vllm serve m -cc.cudagraph_mode=NOEN"),
+                    "--vllm-args: -cc.cudagraph_mode: expected NONE, PIECEWISE, FULL, "
+                    "FULL_DECODE_ONLY or FULL_AND_PIECEWISE, got 'NOEN'");
+  // The capture size from the flag and from the compilation config: refused,
+  // as in a deploy file; the same flag twice keeps the last, as argparse does.
+  CHECK_THROWS_WITH(
+      ParseVllmCommand(
+          "vllm serve m --max-cudagraph-capture-size 64 -cc.max_cudagraph_capture_size=32"),
+      "--vllm-args: --max-cudagraph-capture-size and the compilation config's "
+      "max_cudagraph_capture_size both set the largest CUDA-graph batch: give it once");
+  CHECK(*ParseVllmCommand("vllm serve m --max-cudagraph-capture-size 64 "
+                          "--max-cudagraph-capture-size 32")
+             .args.cuda_graph_max_bs == 32);
 
   // Deploy files: vLLM's max_cudagraph_capture_size, SGLang's cuda_graph_max_bs.
   const ModelSpec m = LoadModel("llama-3.1-8b");

@@ -308,6 +308,13 @@ TEST_CASE("kvplan compare --vary engine: each engine's own flags on its own colu
                    "                  -\n") != std::string::npos);
   CHECK(t.out.find("Memory fraction: each engine's own, given or its default: vLLM "
                    "--gpu-memory-utilization\n") != std::string::npos);
+  // vLLM given a budget reads no fraction.
+  CliResult budget = RunKvplan(
+      "compare llama-3.1-8b --gpu h100-sxm --vary engine=vllm,trtllm --kv-cache-memory-bytes "
+      "20GiB");
+  REQUIRE(budget.exit_code == 0);
+  CHECK(budget.out.find("memory fraction                              -                0.9\n") !=
+        std::string::npos);
   // Without --vary engine there is no such row.
   CHECK(
       RunKvplan("compare llama-3.1-8b --gpu h100-sxm --vary tp=1,2").out.find("memory fraction") ==

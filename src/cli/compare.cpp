@@ -143,6 +143,13 @@ DeployFlags WithValue(DeployFlags f, const std::string& key, const std::string& 
   return f;
 }
 
+// Whether the engine sizes its cache from its memory fraction: llama.cpp
+// has none, and vLLM given kv_cache_memory_bytes ignores it.
+bool FractionRead(const EngineConfig& c) {
+  if (MemoryFractionFlag(c.engine).empty()) return false;
+  return !(c.engine == Engine::kVllm && c.kv_cache_memory_bytes != 0);
+}
+
 struct Column {
   std::string label;
   ModelSpec model;
@@ -275,8 +282,9 @@ void Run(const CompareOptions& o) {
         j.Set("model", c.model.name);
         j.Set("gpu", c.gpu.name);
         SetEngineJson(j, c.cap);
-        // The engine's fraction, given or its default (null: llama.cpp has none).
-        if (MemoryFractionFlag(c.cap.config.engine).empty())
+        // The engine's fraction, given or its default (null where none is
+        // read: llama.cpp, vLLM given a budget).
+        if (!FractionRead(c.cap.config))
           j.Set("memory_fraction", nullptr);
         else
           j.Set("memory_fraction", c.cap.config.memory_fraction);
@@ -333,9 +341,8 @@ void Run(const CompareOptions& o) {
         // Each engine's own fraction, given or its default, so columns
         // sized by different rules can be read side by side.
         text_row("memory fraction", [](const Column& c) {
-          return MemoryFractionFlag(c.cap.config.engine).empty()
-                     ? std::string("-")
-                     : fmt::format("{:g}", c.cap.config.memory_fraction);
+          return !FractionRead(c.cap.config) ? std::string("-")
+                                             : fmt::format("{:g}", c.cap.config.memory_fraction);
         });
       }
       text_row("weights", [](const Column& c) { return c.cap.weight_format; });
@@ -358,8 +365,8 @@ void Run(const CompareOptions& o) {
         out +=
             "Memory fraction: each engine's own, given or its default: vLLM "
             "--gpu-memory-utilization\nand SGLang --mem-fraction-static of the GPU's memory, "
-            "TRT-LLM --free-gpu-memory-fraction\nof what is free after loading; llama.cpp has "
-            "none.\n";
+            "TRT-LLM --free-gpu-memory-fraction\nof what is free after loading; '-': none is read "
+            "(llama.cpp, or vLLM given\n--kv-cache-memory-bytes).\n";
       }
       Print(out);
       break;

@@ -53,6 +53,8 @@ std::string FlagOf(const std::string& code) {
     return "memory_fraction";
   }
   if (code == "pp-layers") return "pp";
+  if (code == "vllm-cudagraph-sizes") return "cuda_graph_max_bs";  // beside its list
+  if (code == "vllm-batched-tokens") return "max_num_seqs";
   return "";
 }
 

@@ -66,7 +66,12 @@ EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu, co
       // config/vllm.py: the listed sizes up to max_num_batched_tokens, else
       // min(512, 2 x max_num_seqs); the capture size at most
       // max_num_batched_tokens either way.
-      if (!c.cuda_graph_sizes.empty()) {
+      // No graphs (enforce_eager, cudagraph_mode NONE, -O0): vLLM empties the
+      // list and zeroes the capture size, so sizes given with them are
+      // neither captured nor checked against each other.
+      if (c.enforce_eager) {
+        c.cuda_graph_sizes.clear();
+      } else if (!c.cuda_graph_sizes.empty()) {
         uint64_t kept = 0;  // 0: every size above max_num_batched_tokens, none captured
         for (uint64_t s : c.cuda_graph_sizes) {
           if (s <= c.max_num_batched_tokens) kept = std::max(kept, s);

@@ -11,6 +11,7 @@
 #include "plan/engines.h"
 #include "plan/weights.h"
 #include "spec/cache_dtype.h"
+#include "spec/vllm_args.h"
 #include "spec/yaml_reader.h"
 #include "util/suggest.h"
 #include "util/units.h"
@@ -121,14 +122,17 @@ uint64_t Tokens(MapReader& r, const std::string& key, bool allow_zero) {
 }
 
 // A list of CUDA-graph batch sizes at `node` (`field` in messages): positive
-// integers, at least one.
+// integers, at least one. `json`: the node comes from a JSON string in the
+// file, so errors point at `at` (the string), not inside it.
 std::vector<uint64_t> GraphSizeList(const YAML::Node& node, const SourcePos& at,
-                                    const std::string& field) {
+                                    const std::string& field, bool json) {
   if (!node.IsSequence() || node.size() == 0) {
     Fail("{}{}: expected a list of batch sizes, e.g. [1, 2, 4, 8]", at.Prefix(), field);
   }
   std::vector<uint64_t> sizes;
-  for (const YAML::Node& item : node) sizes.push_back(ScalarU64(item, at.file, field));
+  for (const YAML::Node& item : node) {
+    sizes.push_back(ScalarU64At(item, json ? at : PosOf(item, at.file), field));
+  }
   return sizes;
 }
 
@@ -140,18 +144,19 @@ std::vector<uint64_t> GraphSizeList(const YAML::Node& node, const SourcePos& at,
 // other keys (backend, passes, ...) change no memory kvplan models and are
 // left to vLLM to check. And optimization_level, whose 0 turns graphs off.
 void ReadVllmGraphs(MapReader& r, EngineArgs& a) {
-  const auto set_list = [&](const YAML::Node& node, const SourcePos& at, const std::string& key) {
+  const auto set_list = [&](const YAML::Node& node, const SourcePos& at, const std::string& key,
+                            bool json) {
     if (a.names.count("cuda_graph_sizes")) {
       Fail("{}{}: sets the same setting as '{}' (vLLM refuses both)", at.Prefix(), key,
            a.names["cuda_graph_sizes"]);
     }
-    a.cuda_graph_sizes = GraphSizeList(node, at, key);
+    a.cuda_graph_sizes = GraphSizeList(node, at, key, json);
     a.names["cuda_graph_sizes"] = key;
     a.pos["cuda_graph_sizes"] = at;
   };
   for (const char* key : {"cudagraph_capture_sizes", "cuda_graph_sizes"}) {
     if (r.Has(key)) {
-      set_list(r.Child(key), r.Pos(key), key);
+      set_list(r.Child(key), r.Pos(key), key, false);
     } else {
       r.OptStr(key);  // mark as known
     }
@@ -185,7 +190,19 @@ void ReadVllmGraphs(MapReader& r, EngineArgs& a) {
   const SourcePos at = r.Pos("compilation_config");
   YAML::Node cc = r.Child("compilation_config");
   const bool json = cc.IsScalar();  // positions inside it are the string's: use the key's
-  if (json) cc = ParseYaml(cc.Scalar(), at.Prefix() + "compilation_config");
+  if (json) {
+    // vLLM's -cc takes JSON; YAML's flow style reads it, so a string that
+    // is not JSON's `{...}` is refused here rather than read as YAML.
+    const std::string text = cc.Scalar();
+    const size_t first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos || text[first] != '{') {
+      Fail(
+          "{}compilation_config: expected a map, or vLLM's JSON object as a string "
+          "('{{\"cudagraph_mode\": \"NONE\"}}')",
+          at.Prefix());
+    }
+    cc = ParseYaml(text, at.Prefix() + "compilation_config");
+  }
   if (!cc.IsMap()) {
     Fail("{}compilation_config: expected a map (or vLLM's JSON string) of compilation settings",
          at.Prefix());
@@ -196,19 +213,20 @@ void ReadVllmGraphs(MapReader& r, EngineArgs& a) {
     const SourcePos p = json ? at : PosOf(kv.second, at.file);
     if (kv.second.IsNull()) continue;  // vLLM's default
     if (key == "cudagraph_capture_sizes") {
-      set_list(kv.second, p, field);
+      set_list(kv.second, p, field, json);
     } else if (key == "max_cudagraph_capture_size") {
       if (a.names.count("cuda_graph_max_bs")) {
         Fail("{}{}: sets the same setting as '{}'", p.Prefix(), field,
              a.names["cuda_graph_max_bs"]);
       }
-      a.cuda_graph_max_bs = ScalarU64(kv.second, at.file, field);
+      a.cuda_graph_max_bs = ScalarU64At(kv.second, p, field);
       a.names["cuda_graph_max_bs"] = field;
       a.pos["cuda_graph_max_bs"] = p;
     } else if (key == "cudagraph_mode") {
       if (!kv.second.IsScalar()) Fail("{}{}: expected a mode such as NONE", p.Prefix(), field);
+      const std::string mode = CudagraphMode(kv.second.Scalar(), p.Prefix() + field);
       mode_given = true;
-      if (Lower(kv.second.Scalar()) == "none") {
+      if (mode == "NONE") {
         a.enforce_eager = true;
         a.names["enforce_eager"] = field + " NONE";
         a.pos["enforce_eager"] = p;
@@ -429,11 +447,6 @@ SourcePos EngineArgs::PosOf(const std::string& field, const SourcePos& fallback)
   return it == pos.end() ? fallback : it->second;
 }
 
-const std::vector<std::string>& DeployEngines() {
-  static const std::vector<std::string> kNames = {"vllm", "sglang", "trtllm", "llama.cpp"};
-  return kNames;
-}
-
 std::vector<std::string> EngineArgKeys(const std::string& engine) {
   std::vector<std::string> out;
   for (const ArgKey& k : KeysFor(engine)) out.emplace_back(k.key);
@@ -507,13 +520,11 @@ DeployConfig ParseDeployConfig(const std::string& text, const std::string& file)
   MapReader en(r.Child("engine"), file, "engine");
   d.engine = en.Str("name");
   d.engine_pos = en.Pos("name");
-  if (d.engine == "tensorrt-llm" || d.engine == "trt-llm") d.engine = "trtllm";
-  if (d.engine == "llamacpp" || d.engine == "llama-cpp") d.engine = "llama.cpp";
-  bool known = false;
-  for (const std::string& e : DeployEngines()) known = known || e == d.engine;
-  if (!known) {
-    Fail("{}name: unknown engine '{}' (known: vllm, sglang, trtllm, llama.cpp){}",
-         d.engine_pos.Prefix(), d.engine, DidYouMean(d.engine, DeployEngines()));
+  // The names --engine takes (any case, tensorrt-llm, llama-server, ...).
+  try {
+    d.engine = std::string(EngineName(ParseEngine(d.engine)));
+  } catch (const Error& e) {
+    Fail("{}name: {}", d.engine_pos.Prefix(), e.what());
   }
   if (std::optional<std::string> v = en.OptStr("version")) {
     const SourcePos at = en.Pos("version");

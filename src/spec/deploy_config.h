@@ -110,9 +110,6 @@ struct DeployConfig {
 bool ApplyVllmEnv(const std::string& name, const std::string& value, const std::string& what,
                   DeployConfig& d);
 
-/// The engines a deployment config can name.
-const std::vector<std::string>& DeployEngines();
-
 /// The keys `engine` takes under engine.args, in its own names.
 std::vector<std::string> EngineArgKeys(const std::string& engine);
 

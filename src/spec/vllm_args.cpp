@@ -235,6 +235,7 @@ std::vector<uint64_t> SizeList(const std::vector<std::string>& words, const std:
 // whether graphs are off (`-O0`, cudagraph_mode NONE).
 struct GraphSizes {
   std::optional<uint64_t> max_capture_size;
+  std::string max_by;  // the flag or key that gave the capture size
   std::optional<std::vector<uint64_t>> listed;
   std::string listed_by;  // the flag or key that gave the list
   // cudagraph_mode as given (true: NONE), and optimization level 0, which
@@ -264,13 +265,24 @@ void SetList(GraphSizes& g, std::vector<uint64_t> sizes, const std::string& by) 
   g.listed_by = by;
 }
 
+// The capture size from `by`: a flag repeated keeps its last value, as
+// argparse does; the flag and the compilation config's key both are refused.
+void SetMax(GraphSizes& g, uint64_t size, const std::string& by) {
+  if (g.max_capture_size && g.max_by != by) {
+    Fail("--vllm-args: {} and {} both set the largest CUDA-graph batch: give it once", g.max_by,
+         by);
+  }
+  g.max_capture_size = size;
+  g.max_by = by;
+}
+
 // `key` (dashes or underscores) of the compilation config set to `value`:
 // false where it is not one kvplan reads.
 bool SetCompilationKey(std::string key, const std::string& value, GraphSizes& g,
                        const std::string& what) {
   std::replace(key.begin(), key.end(), '-', '_');
   if (key == "max_cudagraph_capture_size") {
-    g.max_capture_size = GraphSize(value, what, false);
+    SetMax(g, GraphSize(value, what, false), "the compilation config's max_cudagraph_capture_size");
     return true;
   }
   if (key == "cudagraph_capture_sizes") {
@@ -278,7 +290,7 @@ bool SetCompilationKey(std::string key, const std::string& value, GraphSizes& g,
     return true;
   }
   if (key == "cudagraph_mode") {
-    g.mode_none = Lower(value) == "none";
+    g.mode_none = CudagraphMode(value, what) == "NONE";
     return true;
   }
   return false;
@@ -312,6 +324,16 @@ void ReadCompilationJson(const std::string& value, GraphSizes& g, const std::str
 }
 
 }  // namespace
+
+std::string CudagraphMode(std::string_view mode, std::string_view what) {
+  std::string upper(mode);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const char* m : {"NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"}) {
+    if (upper == m) return upper;
+  }
+  Fail("{}: expected NONE, PIECEWISE, FULL, FULL_DECODE_ONLY or FULL_AND_PIECEWISE, got '{}'", what,
+       mode);
+}
 
 std::vector<std::string> ShellSplit(std::string_view line) {
   std::vector<std::string> words;
@@ -508,7 +530,7 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       } else if (v.starts_with("{")) {
         // A JSON object (older vLLM took one after -O too).
         ReadCompilationJson(v, graphs, shown, ignored);
-      } else if (v.size() == 1 && std::isdigit(static_cast<unsigned char>(v[0]))) {
+      } else if (v.size() == 1 && v[0] >= '0' && v[0] <= '3') {
         // An optimization level; from vLLM 0.12 level 0 captures no graphs.
         if (v == "0") {
           graphs.level0 = true;
@@ -614,7 +636,7 @@ DeployConfig ParseVllmCommand(std::string_view line) {
       }
       case Kind::kCount: {
         if (field == "cuda_graph_max_bs") {  // a plain integer, as vLLM's int takes it
-          graphs.max_capture_size = GraphSize(value, what, false);
+          SetMax(graphs, GraphSize(value, what, false), name);
           break;
         }
         uint64_t n = ParseTokens(value, what);

@@ -30,4 +30,9 @@ std::vector<std::string> ShellSplit(std::string_view line);
 /// args of a DeployConfig (engine "vllm"; hardware and requirements unset).
 DeployConfig ParseVllmCommand(std::string_view line);
 
+/// vLLM's CUDA-graph mode `mode` (any case: NONE, PIECEWISE, FULL,
+/// FULL_DECODE_ONLY, FULL_AND_PIECEWISE) upper-cased; Error "`what`: expected
+/// ..., got '...'" for anything else, as vLLM refuses it at startup.
+std::string CudagraphMode(std::string_view mode, std::string_view what);
+
 }  // namespace kvplan

@@ -457,7 +457,12 @@ std::string YamlQuote(std::string_view text) {
 
 uint64_t ScalarU64(const YAML::Node& node, const std::string& file, std::string_view field,
                    bool allow_zero) {
-  std::string at = PosOf(node, file).Prefix();
+  return ScalarU64At(node, PosOf(node, file), field, allow_zero);
+}
+
+uint64_t ScalarU64At(const YAML::Node& node, const SourcePos& pos, std::string_view field,
+                     bool allow_zero) {
+  const std::string at = pos.Prefix();
   if (!node.IsScalar()) Fail("{}{}: expected an integer", at, field);
   const std::string& s = node.Scalar();
   std::string digits;

@@ -89,6 +89,10 @@ std::string YamlQuote(std::string_view text);
 /// Parses a scalar as a positive integer (digits and '_' only).
 uint64_t ScalarU64(const YAML::Node& node, const std::string& file, std::string_view field,
                    bool allow_zero = false);
+/// The same, with errors at `pos` rather than the node's own position (a
+/// node parsed from a string inside a file, whose marks are the string's).
+uint64_t ScalarU64At(const YAML::Node& node, const SourcePos& pos, std::string_view field,
+                     bool allow_zero = false);
 
 /// Parses a scalar as a finite number.
 double ScalarNum(const YAML::Node& node, const std::string& file, std::string_view field,
