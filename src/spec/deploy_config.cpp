@@ -447,12 +447,6 @@ SourcePos EngineArgs::PosOf(const std::string& field, const SourcePos& fallback)
   return it == pos.end() ? fallback : it->second;
 }
 
-std::vector<std::string> EngineArgKeys(const std::string& engine) {
-  std::vector<std::string> out;
-  for (const ArgKey& k : KeysFor(engine)) out.emplace_back(k.key);
-  return out;
-}
-
 bool ApplyVllmEnv(const std::string& name, const std::string& value, const std::string& what,
                   DeployConfig& d) {
   if (name == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") {

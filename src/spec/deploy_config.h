@@ -110,9 +110,6 @@ struct DeployConfig {
 bool ApplyVllmEnv(const std::string& name, const std::string& value, const std::string& what,
                   DeployConfig& d);
 
-/// The keys `engine` takes under engine.args, in its own names.
-std::vector<std::string> EngineArgKeys(const std::string& engine);
-
 /// Parses and validates a deployment config; `file` names it in errors and
 /// anchors relative model/GPU paths. Throws Error (file:line:col: field: why).
 DeployConfig ParseDeployConfig(const std::string& text, const std::string& file);
