@@ -50,10 +50,14 @@ struct EngineFlag {
   const char* name;
   std::vector<Engine> engines;  // the engines that take it
   bool except = false;          // true: every engine but those
-  bool (*given)(const DeployFlags&);
-  void (*reset)(DeployFlags&);
+  void (*reset)(DeployFlags&);  // back to unset
   bool Takes(Engine e) const {
     return (std::find(engines.begin(), engines.end(), e) != engines.end()) != except;
+  }
+  bool Given(const DeployFlags& f) const {
+    DeployFlags unset = f;
+    reset(unset);
+    return !(unset == f);
   }
 };
 
@@ -62,33 +66,21 @@ const std::vector<EngineFlag>& EngineFlags() {
       {"--gpu-memory-utilization",
        {Engine::kVllm},
        false,
-       [](const DeployFlags& f) { return f.gpu_memory_utilization.has_value(); },
        [](DeployFlags& f) { f.gpu_memory_utilization.reset(); }},
-      {"--vllm-version",
-       {Engine::kVllm},
-       false,
-       [](const DeployFlags& f) { return f.vllm_version.has_value(); },
-       [](DeployFlags& f) { f.vllm_version.reset(); }},
+      {"--vllm-version", {Engine::kVllm}, false, [](DeployFlags& f) { f.vllm_version.reset(); }},
       {"--mem-fraction-static",
        {Engine::kSglang},
        false,
-       [](const DeployFlags& f) { return f.mem_fraction_static.has_value(); },
        [](DeployFlags& f) { f.mem_fraction_static.reset(); }},
       {"--max-total-tokens",
        {Engine::kSglang},
        false,
-       [](const DeployFlags& f) { return !f.max_total_tokens.empty(); },
        [](DeployFlags& f) { f.max_total_tokens.clear(); }},
       {"--free-gpu-memory-fraction",
        {Engine::kTrtllm},
        false,
-       [](const DeployFlags& f) { return f.free_gpu_memory_fraction.has_value(); },
        [](DeployFlags& f) { f.free_gpu_memory_fraction.reset(); }},
-      {"--max-num-seqs",
-       {Engine::kLlamaCpp},
-       true,
-       [](const DeployFlags& f) { return !f.max_num_seqs.empty(); },
-       [](DeployFlags& f) { f.max_num_seqs.clear(); }},
+      {"--max-num-seqs", {Engine::kLlamaCpp}, true, [](DeployFlags& f) { f.max_num_seqs.clear(); }},
   };
   return flags;
 }
@@ -186,7 +178,7 @@ void Run(const CompareOptions& o) {
     // would be dropped from every column; refuse it as the flag alone is.
     if (key == "engine") {
       for (const EngineFlag& flag : EngineFlags()) {
-        if (!flag.given(o.deploy)) continue;
+        if (!flag.Given(o.deploy)) continue;
         bool taken = false;
         for (const std::string& v : values) {
           try {

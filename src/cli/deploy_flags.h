@@ -35,6 +35,8 @@ struct DeployFlags {
   std::string reserve;
   bool enforce_eager = false;
   std::optional<std::string> vllm_version;  // unset: the latest vLLM's rules
+
+  bool operator==(const DeployFlags&) const = default;
 };
 
 /// Adds --gpu (required when `gpu_required`), --engine and the engine flags.

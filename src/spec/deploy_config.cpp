@@ -136,57 +136,25 @@ std::vector<uint64_t> GraphSizeList(const YAML::Node& node, const SourcePos& at,
   return sizes;
 }
 
-// vLLM's CUDA graphs beyond max_cudagraph_capture_size (read with the other
-// keys): the batch sizes to capture, `cudagraph_capture_sizes` or, as older
-// vLLM named it, `cuda_graph_sizes`; and `compilation_config`, a map or the
-// JSON string `vllm serve -cc` takes, of which max_cudagraph_capture_size,
-// cudagraph_capture_sizes and cudagraph_mode (NONE: no graphs) are read. Its
+// A list of vLLM CUDA-graph sizes from `key` into `a`; a second list (the
+// other name, or the compilation config's) is refused, as vLLM refuses it.
+void SetGraphList(EngineArgs& a, const YAML::Node& node, const SourcePos& at,
+                  const std::string& key, bool json) {
+  if (a.names.count("cuda_graph_sizes")) {
+    Fail("{}{}: sets the same setting as '{}' (vLLM refuses both)", at.Prefix(), key,
+         a.names["cuda_graph_sizes"]);
+  }
+  a.cuda_graph_sizes = GraphSizeList(node, at, key, json);
+  a.names["cuda_graph_sizes"] = key;
+  a.pos["cuda_graph_sizes"] = at;
+}
+
+// vLLM's `compilation_config` (present in `r`), a map or the JSON string
+// `vllm serve -cc` takes: its max_cudagraph_capture_size,
+// cudagraph_capture_sizes and cudagraph_mode (NONE: no graphs) are read; its
 // other keys (backend, passes, ...) change no memory kvplan models and are
-// left to vLLM to check. And optimization_level, whose 0 turns graphs off.
-void ReadVllmGraphs(MapReader& r, EngineArgs& a) {
-  const auto set_list = [&](const YAML::Node& node, const SourcePos& at, const std::string& key,
-                            bool json) {
-    if (a.names.count("cuda_graph_sizes")) {
-      Fail("{}{}: sets the same setting as '{}' (vLLM refuses both)", at.Prefix(), key,
-           a.names["cuda_graph_sizes"]);
-    }
-    a.cuda_graph_sizes = GraphSizeList(node, at, key, json);
-    a.names["cuda_graph_sizes"] = key;
-    a.pos["cuda_graph_sizes"] = at;
-  };
-  for (const char* key : {"cudagraph_capture_sizes", "cuda_graph_sizes"}) {
-    if (r.Has(key)) {
-      set_list(r.Child(key), r.Pos(key), key, false);
-    } else {
-      r.OptStr(key);  // mark as known
-    }
-  }
-  // optimization_level 0 (vllm serve -O0) captures no graphs where no
-  // cudagraph_mode is given (vLLM fills unset fields from the level).
-  std::optional<SourcePos> level0;
-  if (r.Has("optimization_level")) {
-    const uint64_t level = r.U64("optimization_level", /*allow_zero=*/true);
-    if (level > 3) {
-      Fail("{}optimization_level: expected 0-3, got {}", r.Pos("optimization_level").Prefix(),
-           level);
-    }
-    if (level == 0) level0 = r.Pos("optimization_level");
-  } else {
-    r.OptStr("optimization_level");
-  }
-  bool mode_given = false;
-  const auto finish = [&] {
-    if (level0 && !mode_given) {
-      a.enforce_eager = true;
-      a.names["enforce_eager"] = "optimization_level 0";
-      a.pos["enforce_eager"] = *level0;
-    }
-  };
-  if (!r.Has("compilation_config")) {
-    r.OptStr("compilation_config");
-    finish();
-    return;
-  }
+// left to vLLM to check. Returns whether a cudagraph_mode was given.
+bool ReadCompilationConfig(MapReader& r, EngineArgs& a) {
   const SourcePos at = r.Pos("compilation_config");
   YAML::Node cc = r.Child("compilation_config");
   const bool json = cc.IsScalar();  // positions inside it are the string's: use the key's
@@ -207,13 +175,14 @@ void ReadVllmGraphs(MapReader& r, EngineArgs& a) {
     Fail("{}compilation_config: expected a map (or vLLM's JSON string) of compilation settings",
          at.Prefix());
   }
+  bool mode_given = false;
   for (const auto& kv : cc) {
     const std::string key = kv.first.Scalar();
     const std::string field = "compilation_config." + key;
     const SourcePos p = json ? at : PosOf(kv.second, at.file);
     if (kv.second.IsNull()) continue;  // vLLM's default
     if (key == "cudagraph_capture_sizes") {
-      set_list(kv.second, p, field, json);
+      SetGraphList(a, kv.second, p, field, json);
     } else if (key == "max_cudagraph_capture_size") {
       if (a.names.count("cuda_graph_max_bs")) {
         Fail("{}{}: sets the same setting as '{}'", p.Prefix(), field,
@@ -224,16 +193,53 @@ void ReadVllmGraphs(MapReader& r, EngineArgs& a) {
       a.pos["cuda_graph_max_bs"] = p;
     } else if (key == "cudagraph_mode") {
       if (!kv.second.IsScalar()) Fail("{}{}: expected a mode such as NONE", p.Prefix(), field);
-      const std::string mode = CudagraphMode(kv.second.Scalar(), p.Prefix() + field);
       mode_given = true;
-      if (mode == "NONE") {
+      if (CudagraphMode(kv.second.Scalar(), p.Prefix() + field) == "NONE") {
         a.enforce_eager = true;
         a.names["enforce_eager"] = field + " NONE";
         a.pos["enforce_eager"] = p;
       }
     }
   }
-  finish();
+  return mode_given;
+}
+
+// vLLM's CUDA graphs beyond max_cudagraph_capture_size (read with the other
+// keys): the batch sizes to capture, `cudagraph_capture_sizes` or, as older
+// vLLM named it, `cuda_graph_sizes`; `compilation_config`; and
+// optimization_level, whose 0 turns graphs off.
+void ReadVllmGraphs(MapReader& r, EngineArgs& a) {
+  for (const char* key : {"cudagraph_capture_sizes", "cuda_graph_sizes"}) {
+    if (r.Has(key)) {
+      SetGraphList(a, r.Child(key), r.Pos(key), key, false);
+    } else {
+      r.OptStr(key);  // mark as known
+    }
+  }
+  // optimization_level 0 (vllm serve -O0) captures no graphs where no
+  // cudagraph_mode is given (vLLM fills unset fields from the level).
+  std::optional<SourcePos> level0;
+  if (r.Has("optimization_level")) {
+    const uint64_t level = r.U64("optimization_level", /*allow_zero=*/true);
+    if (level > 3) {
+      Fail("{}optimization_level: expected 0-3, got {}", r.Pos("optimization_level").Prefix(),
+           level);
+    }
+    if (level == 0) level0 = r.Pos("optimization_level");
+  } else {
+    r.OptStr("optimization_level");
+  }
+  bool mode_given = false;
+  if (r.Has("compilation_config")) {
+    mode_given = ReadCompilationConfig(r, a);
+  } else {
+    r.OptStr("compilation_config");
+  }
+  if (level0 && !mode_given) {
+    a.enforce_eager = true;
+    a.names["enforce_eager"] = "optimization_level 0";
+    a.pos["enforce_eager"] = *level0;
+  }
 }
 
 void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
