@@ -315,10 +315,20 @@ TEST_CASE("kvplan compare --vary engine: each engine's own flags on its own colu
   REQUIRE(budget.exit_code == 0);
   CHECK(budget.out.find("memory fraction                              -                0.9\n") !=
         std::string::npos);
+  // CSV: the same fractions as rows of their own, no ratio.
+  CliResult csv = RunKvplan(
+      "compare llama-3.1-8b --gpu h100-sxm --vary engine=vllm,trtllm,llama.cpp --format csv");
+  REQUIRE(csv.exit_code == 0);
+  CHECK(csv.out.find("memory_fraction,engine=vllm,llama-3.1-8b,h100-sxm,0.92,\n"
+                     "memory_fraction,engine=trtllm,llama-3.1-8b,h100-sxm,0.9,\n"
+                     "memory_fraction,engine=llama.cpp,llama-3.1-8b,h100-sxm,,\n") !=
+        std::string::npos);
   // Without --vary engine there is no such row.
   CHECK(
       RunKvplan("compare llama-3.1-8b --gpu h100-sxm --vary tp=1,2").out.find("memory fraction") ==
       std::string::npos);
+  CHECK(RunKvplan("compare llama-3.1-8b --gpu h100-sxm --vary tp=1,2 --format csv")
+            .out.find("memory_fraction") == std::string::npos);
   // A flag of an engine no column has is refused, as it is alone.
   CheckOneLineError(
       RunKvplan("compare llama-3.1-8b --gpu h100-sxm --vary engine=sglang,trtllm "

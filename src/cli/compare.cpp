@@ -304,6 +304,16 @@ void Run(const CompareOptions& o) {
     }
     case Format::kCsv: {
       Table t({"metric", "configuration", "model", "gpu", "value", "ratio_to_first"});
+      if (key == "engine") {
+        // As the text's row: each engine's own fraction (empty where none
+        // is read); no ratio, the engines apply them to different bases.
+        for (const Column& c : cols) {
+          t.AddRow(
+              {"memory_fraction", c.label, c.model.name, c.gpu.name,
+               FractionRead(c.cap.config) ? fmt::format("{:g}", c.cap.config.memory_fraction) : "",
+               ""});
+        }
+      }
       for (const CompareRow& row : rows) {
         for (size_t i = 0; i < cols.size(); ++i) {
           t.AddRow({row.key, cols[i].label, cols[i].model.name, cols[i].gpu.name,
