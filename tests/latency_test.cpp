@@ -136,6 +136,16 @@ TEST_CASE("decode step of Llama-3.1-8B on an H100, by hand") {
   CHECK(EstimateDecodeStep(c, h100, 128, turn / 2).bound == Bound::kBandwidth);
   // At 4K tokens the KV bytes per sequence keep every batch bandwidth-bound.
   CHECK(ComputeBoundBatch(c, h100, 4096, 1 << 16) == 0);
+  // The weight GEMMs alone do turn: 2 FLOP per bf16 weight (2 bytes) per
+  // sequence is B FLOP per byte, against the ridge of 989.4 TFLOP/s x 0.6
+  // over 3,350 GB/s x 0.75 = 236.3 FLOP per byte: batch 237, at any context.
+  CHECK(WeightsComputeBoundBatch(c, h100, 4096, 1 << 16) == 237);
+  CHECK(WeightsComputeBoundBatch(c, h100, 128, 1 << 16) == 237);
+  CHECK(EstimateDecodeStep(c, h100, 4096, 236).weights.bound == Bound::kBandwidth);
+  CHECK(EstimateDecodeStep(c, h100, 4096, 237).weights.bound == Bound::kCompute);
+  CHECK(WeightsComputeBoundBatch(c, h100, 4096, 237) == 237);  // a limit that is no power of 2
+  CHECK(WeightsComputeBoundBatch(c, h100, 4096, 236) == 0);
+  CHECK(WeightsComputeBoundBatch(c, h100, 4096, 0) == 0);
 }
 
 TEST_CASE("prefill: linear plus causal attention FLOPs, with a bandwidth floor") {
@@ -305,6 +315,13 @@ TEST_CASE("kvplan latency: text, json keys, and errors") {
                       "bandwidth-bound, but it grows with the batch (5.99 ms at batch 1, 9.89 ms "
                       "at batch 256): the KV bytes read per step, and the FLOPs, grow with it.") !=
         std::string::npos);
+  // The weights' own ridge, where the step as a whole never turns.
+  CHECK(test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c 8K")
+            .out.find("The weight GEMMs alone turn compute-bound at batch 237: from there their "
+                      "FLOPs take longer than reading the weights (the ridge: 236 FLOP per byte at "
+                      "2512 GB/s and 594 TFLOP/s); the step as a whole stays bandwidth-bound, its "
+                      "KV bytes growing with the batch.\n") != std::string::npos);
+  CHECK(r.out.find("\"weights_compute_bound_batch\": 237,") != std::string::npos);
   CHECK(test::RunKvplan("latency llama-3.1-8b --gpu h100-sxm -c 16")
             .out.find("Decode turns compute-bound at batch 256: below it a step costs about the "
                       "same at any batch (the weights dominate the bytes).") != std::string::npos);

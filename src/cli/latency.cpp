@@ -199,6 +199,8 @@ Json ToJson(const Setup& s, const StepEstimate& decode, const StepEstimate& pref
   j.Set("fits", Fits(s, s.batch));
   const uint64_t turn = ComputeBoundBatch(s.cost, s.hw, s.context, 1 << 16);
   j.Set("compute_bound_batch", turn == 0 ? Json(nullptr) : Json(turn));
+  const uint64_t wturn = WeightsComputeBoundBatch(s.cost, s.hw, s.context, 1 << 16);
+  j.Set("weights_compute_bound_batch", wturn == 0 ? Json(nullptr) : Json(wturn));
   j.Set("decode", StepJson(decode));
   j.Set("prefill", StepJson(prefill));
   Json rows = Json::MakeArray();
@@ -313,6 +315,20 @@ std::string ToText(const Setup& s, const StepEstimate& decode, const StepEstimat
     out +=
         "Decode stays bandwidth-bound at every batch up to 65,536 (the KV bytes grow as fast "
         "as the FLOPs).\n";
+  }
+  // The weights' own ridge, exact: the classic "batch where decode turns
+  // compute-bound", which the step as a whole may pass without turning.
+  const uint64_t wturn = WeightsComputeBoundBatch(s.cost, s.hw, s.context, 1 << 16);
+  if (wturn > 1 && (turn == 0 || wturn < turn)) {
+    const StepEstimate w = EstimateDecodeStep(s.cost, s.hw, s.context, wturn);
+    out += fmt::format(
+        "The weight GEMMs alone turn compute-bound at batch {}: from there their FLOPs take longer "
+        "than reading the weights (the ridge: {:.0f} FLOP per byte at {} GB/s and {} TFLOP/s){}.\n",
+        WithCommas(wturn), w.peak_flops * kComputeEfficiency / (w.weights.bandwidth_gbps * 1e9),
+        Rate(w.weights.bandwidth_gbps), Rate(w.peak_flops * kComputeEfficiency / 1e12),
+        turn == 0
+            ? "; the step as a whole stays bandwidth-bound, its KV bytes growing with the batch"
+            : "");
   }
   if (s.cost.experts != 0) {
     out += fmt::format(

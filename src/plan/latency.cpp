@@ -446,4 +446,21 @@ uint64_t ComputeBoundBatch(const ModelCost& cost, const HardwareSpec& hw, uint64
   return 0;
 }
 
+uint64_t WeightsComputeBoundBatch(const ModelCost& cost, const HardwareSpec& hw, uint64_t context,
+                                  uint64_t limit) {
+  const auto compute = [&](uint64_t b) {
+    return EstimateDecodeStep(cost, hw, context, b).weights.bound == Bound::kCompute;
+  };
+  if (limit == 0) return 0;
+  uint64_t hi = 1;
+  while (hi < limit && !compute(hi)) hi = std::min(hi * 2, limit);
+  if (!compute(hi)) return 0;
+  uint64_t lo = hi / 2;  // bandwidth-bound (or 0, below every batch)
+  while (hi - lo > 1) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    (compute(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
 }  // namespace kvplan

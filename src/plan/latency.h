@@ -200,4 +200,14 @@ ModelCost AttentionCost(const ModelSpec& model, uint64_t tp);
 uint64_t ComputeBoundBatch(const ModelCost& cost, const HardwareSpec& hw, uint64_t context,
                            uint64_t limit);
 
+/// The smallest batch (up to `limit`) at which the weights phase of a
+/// decode step at `context` is compute-bound: the weight GEMMs' FLOPs (2
+/// per weight per sequence) at the compute peak outlast reading the weights,
+/// the roofline's ridge for them. The step as a whole can stay
+/// bandwidth-bound past it (the KV bytes grow with the batch too). Doubling,
+/// then bisection: exact where the phase's bound changes once as the batch
+/// grows. 0 when none up to `limit` is.
+uint64_t WeightsComputeBoundBatch(const ModelCost& cost, const HardwareSpec& hw, uint64_t context,
+                                  uint64_t limit);
+
 }  // namespace kvplan
