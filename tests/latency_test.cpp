@@ -786,3 +786,23 @@ TEST_CASE("a CPU profile's bandwidth prints with the digits to check it by hand"
   CHECK(r.out.find("15.01 GB at 12.6 GB/s = 1,191 ms") != std::string::npos);
   CHECK(r.out.find("1.07 GB at 6.5 GB/s = 165 ms") != std::string::npos);
 }
+
+TEST_CASE("kvplan latency runs an fp32 checkpoint as the engines do: in bf16, as capacity does") {
+  // gemma-2-9b is published in fp32; vLLM, SGLang and TRT-LLM serve it in
+  // bf16 (docs/capacity.md): 18.48 GB of weights at the bf16 peak, not 37.
+  auto lat = test::RunKvplan("latency gemma-2-9b --gpu h100-sxm -c 4K --format json");
+  REQUIRE(lat.exit_code == 0);
+  CHECK(lat.out.find("\"weight_dtype\": \"bf16\"") != std::string::npos);
+  CHECK(lat.out.find("\"kv_cache_dtype\": \"bf16\"") != std::string::npos);
+  CHECK(lat.out.find("\"compute_dtype\": \"bf16\"") != std::string::npos);
+  CHECK(lat.out.find("\"weight_bytes_resident\": 18483411968,") != std::string::npos);
+  auto cap = test::RunKvplan("capacity gemma-2-9b --gpu h100-sxm --format json");
+  REQUIRE(cap.exit_code == 0);
+  CHECK(cap.out.find("\"weights_bytes\": 18483411968,") != std::string::npos);
+  // size's "auto" cache is the same type (same bytes as fp16; the label agrees now).
+  CHECK(test::RunKvplan("size gemma-2-9b --format json").out.find("\"kv_cache_dtype\": \"bf16\"") !=
+        std::string::npos);
+  // Asked for, fp32 weights are still fp32.
+  CHECK(test::RunKvplan("latency gemma-2-9b --gpu h100-sxm -c 4K --weight-dtype fp32 --format json")
+            .out.find("\"weight_bytes_resident\": 36966823936,") != std::string::npos);
+}

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "plan/capacity.h"
 #include "util/error.h"
 
 namespace kvplan {
@@ -24,7 +25,8 @@ Format ToFormat(const std::string& value) {
 
 const CacheDtype& ResolveCacheDtype(const ModelSpec& model, const std::string& requested) {
   if (requested.empty() || requested == "auto") {
-    return FindCacheDtype(AutoCacheDtype(model.weight_dtype));
+    // As `capacity` resolves it for its default engine (vLLM).
+    return FindCacheDtype(ResolvedCacheDtype(model, EngineConfig{}));
   }
   return FindCacheDtype(requested);
 }

@@ -25,7 +25,9 @@ CLI::Option* AddFormatOption(CLI::App* sub, std::string& value,
 /// "text" -> kText, "json" -> kJson, "csv" -> kCsv.
 Format ToFormat(const std::string& value);
 
-/// The cache dtype for `requested` ("auto" = from the model's weight dtype).
+/// The cache dtype for `requested` ("auto" or empty: the activations' type
+/// as a serving engine runs the checkpoint, ResolvedCacheDtype: an fp32
+/// checkpoint in bf16, a quantized one in its 16-bit type).
 const CacheDtype& ResolveCacheDtype(const ModelSpec& model, const std::string& requested);
 
 /// Writes text to stdout.

@@ -3,6 +3,8 @@
 // profile or the datasheet), and where decode turns compute-bound as the
 // batch grows. --validate checks the model against a real decode step on
 // this CPU (src/demo/decode_validation.h).
+#include "plan/latency.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -12,7 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/latency_validate.h"
-#include "plan/latency.h"
+#include "plan/capacity.h"
 #include "report/json.h"
 #include "report/table.h"
 #include "spec/catalog.h"
@@ -381,7 +383,12 @@ Setup Prepare(const LatencyOptions& o) {
   const CacheDtype& dtype = ResolveCacheDtype(s.model, o.dtype);
   s.kv_dtype = dtype.name;
   CheckKvConfig(s.model, dtype, o.tp);
-  const WeightFormat format = ModelWeightFormat(s.model, o.weight_dtype);
+  // As an engine runs the checkpoint (`capacity`'s rule): an fp32 one in
+  // bf16, so its weights read and its matmuls run in 16 bits.
+  EngineConfig served;
+  served.weight_dtype = o.weight_dtype;
+  served.quant_group_size = 128;  // ResolveEngineConfig's default
+  const WeightFormat format = ResolvedWeightFormat(s.model, served);
   s.cost = ComputeModelCost(s.model, dtype, format, o.tp);
   return s;
 }
@@ -424,7 +431,8 @@ void SetupLatencyCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sub->add_option("--weight-dtype", o->weight_dtype,
                   "Override the weights: fp16, bf16, fp8, int8, int4, nvfp4, mxfp4 (default: as "
-                  "published, e.g. DeepSeek-V3 fp8 in 128x128 blocks)");
+                  "an engine runs the checkpoint: as published, e.g. DeepSeek-V3 fp8 in 128x128 "
+                  "blocks, an fp32 one in bf16)");
   sub->add_option("--tp,--tensor-parallel-size", o->tp, "Tensor-parallel ranks (also -tp)")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
