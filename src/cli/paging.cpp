@@ -235,7 +235,7 @@ void SetupPagingCommand(CLI::App& app, int& exit_code) {
   kvplan paging llama-3.1-8b --gpu h100-sxm --requests examples/request-mix.csv
   kvplan paging llama-3.1-70b --gpu h100-sxm -tp 4 --max-model-len 32K \
       --mix "lognormal:prompt_mean=1500,prompt_sigma=1,output_mean=300,output_sigma=0.8,prompt=1..24000,output=1..8000"
-  kvplan paging qwen3-8b --gpu l40s --mix "uniform:prompt=100..2000,output=50..500" \
+  kvplan paging qwen3-8b --gpu l40s --mix "uniform:prompt=1000..4000,output=50..500" \
       --enable-prefix-caching --shared-prefix 1000 --format json
 
 Contiguous: every request reserves max-model-len tokens up front. Paged: a
