@@ -461,3 +461,31 @@ TEST_CASE("capacity and paging: one block, token or request is singular") {
   CHECK(paging.out.find(" · block 1 token\n") != std::string::npos);
   CHECK(paging.out.find(": 1 request, mean 100 prompt") != std::string::npos);
 }
+
+TEST_CASE("llama.cpp -c 0 is the model's own context, as llama.cpp loads it") {
+  // llama-context.cpp: n_ctx 0 becomes n_ctx_train; for Llama-3.1-8B
+  // 131,072 cells, 16 GiB of fp16 KV, not the 4,096 of the default.
+  kvplan::test::CliResult r =
+      RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --engine llama.cpp -c 0 --format json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\"cells\": 131072,") != std::string::npos);
+  kvplan::test::CliResult t =
+      RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --engine llama.cpp -c 0 -np 4");
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("n_ctx 131,072 cells (4 sequences x 32,768 tokens; -c 0: the model's "
+                   "max_context) · n_ubatch 512\n") != std::string::npos);
+  // Unset stays llama-server's 4,096, one sequence.
+  CHECK(RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --engine llama.cpp")
+            .out.find("n_ctx 4,096 cells (1 sequence x 4,096 tokens) · n_ubatch 512\n") !=
+        std::string::npos);
+  // A deployment's ctx_size: 0 means the same.
+  const std::string dir = kvplan::test::TempDir();
+  kvplan::test::WriteFile(
+      dir, "d.yaml",
+      "name: d\nmodel: llama-3.1-8b\nhardware:\n  gpu: h100-sxm\nengine:\n  name: llama.cpp\n"
+      "  args:\n    ctx_size: 0\n    parallel: 2\nrequirements:\n  min_concurrency: 2\n");
+  kvplan::test::CliResult d = RunKvplan("check d.yaml --format json", dir);
+  CAPTURE(d.err);
+  REQUIRE(d.exit_code == 0);
+  CHECK(d.out.find("\"kv_cache_tokens\": 131072,") != std::string::npos);  // 2 x 65,536
+}

@@ -40,6 +40,7 @@ uint64_t OptTokens(const std::string& s, const char* flag) {
 EngineConfig ToConfig(const CapacityOptions& o) {
   EngineConfig c = ToEngineConfig(o.deploy);
   c.n_ctx = OptTokens(o.ctx_size, "--ctx-size");
+  c.n_ctx_from_model = !o.ctx_size.empty() && c.n_ctx == 0;  // llama.cpp: -c 0 = the model's
   if (!o.ctx_size.empty() && c.engine != Engine::kLlamaCpp) {
     Fail("-c/--ctx-size is llama.cpp's flag (use --max-model-len or --engine llama.cpp)");
   }
@@ -111,8 +112,10 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
                      gpu.display_name, EngineLabel(c), c.tp, c.pp, c.dp, r.weight_format,
                      r.kv_cache_dtype);
   if (c.engine == Engine::kLlamaCpp) {
-    out += fmt::format("n_ctx {} cells ({} sequences x {} tokens) · n_ubatch {}\n\n", WithCommas(r.cells),
-                       c.n_parallel, WithCommas(c.max_model_len), c.n_ubatch);
+    out += fmt::format("n_ctx {} cells ({} sequence{} x {} tokens{}) · n_ubatch {}\n\n",
+                       WithCommas(r.cells), c.n_parallel, c.n_parallel == 1 ? "" : "s",
+                       WithCommas(c.max_model_len),
+                       c.n_ctx_from_model ? "; -c 0: the model's max_context" : "", c.n_ubatch);
   } else {
     out +=
         fmt::format("max_model_len {} · max_num_batched_tokens {} · max_num_seqs {} · block {}\n\n",
@@ -398,7 +401,9 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
       "capacity", "Memory breakdown, tokens in cache and max concurrency, the way an engine sizes it");
   sub->add_option("model", o->model, "Catalog name, HF repo id, spec YAML or config.json")->required();
   AddDeployFlags(sub, o->deploy);
-  sub->add_option("-c,--ctx-size", o->ctx_size, "llama.cpp: total cells for all sequences (default 4096)");
+  sub->add_option("-c,--ctx-size", o->ctx_size,
+                  "llama.cpp: total cells for all sequences (default 4096; 0: the model's "
+                  "max_context, as llama.cpp loads it)");
   sub->add_option("--np,--parallel", o->n_parallel, "llama.cpp: sequences (-np, default 1)");
   sub->add_option("--ubatch-size", o->ubatch, "llama.cpp: physical batch n_ubatch (default 512)");
   sub->add_flag("--swa-full", o->swa_full, "llama.cpp: full-size cache for sliding-window layers");

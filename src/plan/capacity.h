@@ -87,6 +87,7 @@ struct EngineConfig {
 
   // llama.cpp (-c/--ctx-size is max_model_len * n_parallel when n_ctx is 0).
   uint64_t n_ctx = 0;       // total cells for all sequences; 0: 4096 (llama-server default)
+  bool n_ctx_from_model = false;  // -c 0: the model's max_context (llama.cpp's n_ctx_train)
   uint64_t n_parallel = 0;  // -np/--parallel sequences; 0: 1
   uint64_t n_ubatch = 0;    // physical batch; 0: 512
   uint64_t n_batch = 0;     // logical batch; 0: 2048

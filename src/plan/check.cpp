@@ -241,6 +241,7 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   if (c.engine == Engine::kLlamaCpp) {
     c.n_parallel = a.max_num_seqs.value_or(1);
     c.n_ctx = a.n_ctx.value_or(0);
+    c.n_ctx_from_model = a.n_ctx == uint64_t{0};  // ctx_size: 0, llama.cpp's "from the model"
     c.n_ubatch = a.max_num_batched_tokens.value_or(0);
     c.swa_full = a.swa_full.value_or(false);
     c.max_model_len = 0;

@@ -115,6 +115,8 @@ EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu, co
       if (c.n_parallel == 0) c.n_parallel = 1;
       if (c.n_ubatch == 0) c.n_ubatch = 512;
       if (c.n_batch == 0) c.n_batch = 2048;
+      // llama-context.cpp: n_ctx 0 is the context the model was trained for.
+      if (c.n_ctx == 0 && c.n_ctx_from_model) c.n_ctx = m.max_context;
       if (c.n_ctx == 0) {
         c.n_ctx = c.max_model_len != 0 ? CheckedMul(c.max_model_len, c.n_parallel,
                                                     "n_ctx = max_model_len x n_parallel")

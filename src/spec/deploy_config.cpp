@@ -269,7 +269,10 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
     else if (f == "cuda_graph_max_bs")
       u = &a.cuda_graph_max_bs;
     switch (k.type) {
-      case ArgType::kTokens: *u = Tokens(r, k.key, false); break;
+      // llama.cpp's ctx_size 0 is the model's own context; elsewhere 0 is no value.
+      case ArgType::kTokens:
+        *u = Tokens(r, k.key, f == "n_ctx");
+        break;
       case ArgType::kCount: *u = r.U64(k.key); break;
       case ArgType::kBytes: {
         std::string what = r.Pos(k.key).Prefix() + k.key;
