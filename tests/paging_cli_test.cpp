@@ -366,3 +366,33 @@ TEST_CASE("kvplan compare: a column vLLM would refuse carries capacity's warning
   CHECK(j.out.find("\"code\": \"max-model-len-fits\"") != std::string::npos);
   CHECK(j.out.find("\"lints\": []") != std::string::npos);  // tp=4 has none
 }
+
+TEST_CASE("kvplan paging under vLLM with a hybrid model: vLLM's own groups and blocks") {
+  // Gemma-3-27B: 10 full + 52 sliding (1,024-token window) layers: vLLM makes
+  // 1 + 6 KV-cache groups of 10 layers (8 padding), a block one 131,072 B page
+  // in each of 10 layers, 10,102 of them: paging's budget is capacity's.
+  CliResult cap =
+      RunKvplan("capacity gemma-3-27b --gpu h100-sxm --max-model-len 32K --format json");
+  REQUIRE(cap.exit_code == 0);
+  CHECK(cap.out.find("\"num_blocks\": 10102,") != std::string::npos);
+  CliResult r = RunKvplan(
+      "paging gemma-3-27b --gpu h100-sxm --max-model-len 32K --mix "
+      "uniform:prompt=2000..2000,output=0..0,n=3 --format json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\"block_bytes\": 1310720,") != std::string::npos);
+  CHECK(r.out.find("\"budget_blocks\": 10102,") != std::string::npos);
+  // A 2,000-token request: ceil(2000 / 16) = 125 blocks in the full group and
+  // min(125, ceil(1023 / 16) + 1) = 65 in each of the 6 sliding groups: 515
+  // blocks x 1,310,720 B; 10,102 blocks hold 19 of them.
+  const size_t paged = r.out.find("\"paged\": {");
+  REQUIRE(paged != std::string::npos);
+  CHECK(r.out.find("\"mean_request_bytes\": 675020800,", paged) != std::string::npos);
+  CHECK(r.out.find("\"concurrency\": 19,", paged) != std::string::npos);
+  // A model of one kind keeps one block across every layer, as before.
+  CliResult llama = RunKvplan(
+      "paging llama-3.1-8b --gpu h100-sxm --max-model-len 32K --mix "
+      "uniform:prompt=2000..2000,output=0..0,n=3 --format json");
+  REQUIRE(llama.exit_code == 0);
+  CHECK(llama.out.find("\"block_bytes\": 2097152,") != std::string::npos);  // 16 x 131,072
+  CHECK(llama.out.find("\"budget_blocks\": 26909,") != std::string::npos);
+}

@@ -81,10 +81,11 @@ TEST_CASE("prefix sharing: full prefix blocks stored once, the partial block pri
   // Three requests of 40 prompt + 8 output tokens sharing a 36-token prefix:
   // floor(36 / 16) = 2 full blocks shared; tokens 32..35 sit in a private block.
   RequestMix mix = Mix({{40, 8}, {40, 8}, {40, 8}});
-  PagingConfig cfg{.kv_budget_bytes = 10 * kMiB,
-                   .block_size = 16,
-                   .max_model_len = 64,
-                   .shared_prefix_tokens = 36};
+  PagingConfig cfg;
+  cfg.kv_budget_bytes = 10 * kMiB;
+  cfg.block_size = 16;
+  cfg.max_model_len = 64;
+  cfg.shared_prefix_tokens = 36;
   PagingResult r = AnalyzePaging(c, mix, cfg);
   REQUIRE(r.has_prefix);
   CHECK(r.prefix_blocks == 2);

@@ -84,6 +84,10 @@ void Run(const PagingOptions& o) {
   pc.block_size = cap.block_size;
   pc.max_model_len = cap.max_model_len;
   pc.shared_prefix_tokens = shared_prefix;
+  // vLLM with a hybrid model: its own groups and blocks, as capacity sizes them.
+  for (const KvCacheGroup& g : cap.kv_cache_groups)
+    pc.vllm_groups.push_back({g.kind, g.window, g.block_size});
+  if (!pc.vllm_groups.empty()) pc.group_block_bytes = cap.stages[cap.tightest_stage].block_bytes;
   PagingResult r = AnalyzePaging(cost, mix, pc);
   MixStats st = ComputeMixStats(mix);
 
@@ -197,7 +201,7 @@ void Run(const PagingOptions& o) {
             "Shared prefix: {} full blocks ({} tokens) stored once = {}; a request reuses {:.1f} "
             "blocks on average (the partial last block of the prefix stays private);\n"
             "  holding the whole mix needs {} less.\n",
-            r.prefix_blocks, WithCommas(r.prefix_blocks * cap.block_size),
+            r.prefix_blocks, WithCommas(r.prefix_blocks * r.prefix_block_tokens),
             FormatGiB(r.prefix.shared_bytes), r.saved_blocks_per_request,
             FormatGiB(r.saved_bytes_whole_mix));
       } else if (shared_prefix > 0) {

@@ -33,6 +33,13 @@ uint64_t SharableBlockBytes(const KvCost& cost, uint64_t block) {
   return CheckedMul(per_token, block, "bytes per block");
 }
 
+uint64_t PagingGroupBlocks(const PagingGroup& g, uint64_t n) {
+  if (g.kind == LayerKind::kState) return 1;
+  const uint64_t blocks = BlocksFor(n, g.block_size);
+  if (g.window == 0) return blocks;
+  return std::min(blocks, BlocksFor(g.window - 1, g.block_size) + 1);
+}
+
 double AllocationResult::WastePercent() const {
   if (allocated_bytes == 0) return 0;
   return static_cast<double>(allocated_bytes - used_bytes) / static_cast<double>(allocated_bytes) *
@@ -71,15 +78,34 @@ PagingResult AnalyzePaging(const KvCost& cost, const RequestMix& mix, const Pagi
   const uint64_t n = mix.requests.size();
   const uint64_t block = cfg.block_size;
   r.requests = n;
-  r.block_bytes = CheckedMul(cost.per_token_bytes, block, "bytes per block");
+  // vLLM's groups: every block of every group is group_block_bytes; a
+  // shared prefix block is one block in each full-attention (or MLA) group.
+  const bool grouped = !cfg.vllm_groups.empty();
+  r.block_bytes =
+      grouped ? cfg.group_block_bytes : CheckedMul(cost.per_token_bytes, block, "bytes per block");
   r.budget_blocks = r.block_bytes == 0 ? 0 : cfg.kv_budget_bytes / r.block_bytes;
+  uint64_t sharable = grouped ? 0 : SharableBlockBytes(cost, block);
+  r.prefix_block_tokens = block;
+  for (const PagingGroup& g : cfg.vllm_groups) {
+    if (g.kind != LayerKind::kFull && g.kind != LayerKind::kMla) continue;
+    sharable = CheckedAdd(sharable, cfg.group_block_bytes, "bytes per block");
+    r.prefix_block_tokens = g.block_size;
+  }
+  const auto paged_bytes = [&](uint64_t tokens) {
+    if (!grouped) return PagedSequenceBytes(cost, tokens, block);
+    uint64_t blocks = 0;
+    for (const PagingGroup& g : cfg.vllm_groups) {
+      blocks = CheckedAdd(blocks, PagingGroupBlocks(g, tokens), "paged blocks");
+    }
+    return CheckedMul(blocks, cfg.group_block_bytes, "paged bytes");
+  };
 
   uint64_t used = 0, paged = 0, shared_total = 0, pool_blocks = 0;
-  const uint64_t sharable = SharableBlockBytes(cost, block);
   for (const Request& q : mix.requests) {
     used = CheckedAdd(used, cost.SequenceBytes(q.Tokens()), "mix bytes");
-    paged = CheckedAdd(paged, PagedSequenceBytes(cost, q.Tokens(), block), "mix bytes");
-    uint64_t s = SharedPrefixBlocks(q.prompt_tokens, cfg.shared_prefix_tokens, block);
+    paged = CheckedAdd(paged, paged_bytes(q.Tokens()), "mix bytes");
+    uint64_t s =
+        SharedPrefixBlocks(q.prompt_tokens, cfg.shared_prefix_tokens, r.prefix_block_tokens);
     shared_total = CheckedAdd(shared_total, s, "shared blocks");
     pool_blocks = std::max(pool_blocks, s);
   }

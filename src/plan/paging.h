@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "plan/kv.h"
 #include "plan/request_mix.h"
@@ -55,11 +56,30 @@ constexpr uint64_t SharedPrefixBlocks(uint64_t prompt_tokens, uint64_t shared_pr
   return (prompt_tokens < shared_prefix ? prompt_tokens : shared_prefix) / block;
 }
 
+/// One of vLLM's KV-cache groups of a hybrid model (CapacityResult::
+/// kv_cache_groups): its own block table, every block of it one page in each
+/// of group_size layers (PagingConfig::group_block_bytes).
+struct PagingGroup {
+  LayerKind kind = LayerKind::kFull;
+  uint64_t window = 0;      // sliding window or chunk, tokens (0: full, MLA, state)
+  uint64_t block_size = 0;  // tokens per block (a state group: one block a request)
+};
+
+/// Blocks an n-token request holds in vLLM group `g`: full/MLA ceil(n / b),
+/// sliding/chunked min(ceil(n / b), ceil((W - 1) / b) + 1), state 1.
+uint64_t PagingGroupBlocks(const PagingGroup& g, uint64_t n);
+
 struct PagingConfig {
   uint64_t kv_budget_bytes = 0;       // KV cache memory on one rank / stage
   uint64_t block_size = 16;           // tokens per block (vLLM 16, TRT-LLM 32, SGLang 1)
   uint64_t max_model_len = 0;         // what the contiguous server reserves per request
   uint64_t shared_prefix_tokens = 0;  // S; 0 = no prefix sharing analysed
+  /// vLLM with a hybrid model: its KV-cache groups, each block costing
+  /// group_block_bytes (padding layers included), so the paged columns are
+  /// vLLM's own allocator as `kvplan capacity` sizes it. Empty: one block
+  /// spans every caching layer.
+  std::vector<PagingGroup> vllm_groups;
+  uint64_t group_block_bytes = 0;
 };
 
 /// One allocation policy applied to the whole mix.
@@ -85,6 +105,7 @@ struct PagingResult {
   AllocationResult prefix;              // paged, with the prefix's full blocks stored once
   uint64_t prefix_blocks = 0;           // full blocks of the shared prefix: floor(S / block)
   uint64_t prefix_block_bytes = 0;      // bytes of one sharable block (full + MLA layers)
+  uint64_t prefix_block_tokens = 0;     // tokens of one sharable block
   double saved_blocks_per_request = 0;  // mean shared blocks a request does not store itself
   uint64_t saved_bytes_whole_mix = 0;   // paged.allocated - prefix.allocated
 };
