@@ -489,3 +489,21 @@ TEST_CASE("llama.cpp -c 0 is the model's own context, as llama.cpp loads it") {
   REQUIRE(d.exit_code == 0);
   CHECK(d.out.find("\"kv_cache_tokens\": 131072,") != std::string::npos);  // 2 x 65,536
 }
+
+TEST_CASE("capacity: a hybrid model's request under vLLM, its own KV and the blocks it holds") {
+  // Gemma-3-27B at 32K: 6,617,038,848 B of its own KV, but 5,510 blocks of
+  // 1,310,720 B (padding layers, the sliding groups' prefill chunk) =
+  // 7,222,067,200 B, which is what the concurrency counts.
+  kvplan::test::CliResult j =
+      RunKvplan("capacity gemma-3-27b --gpu h100-sxm --max-model-len 32K --format json");
+  REQUIRE(j.exit_code == 0);
+  CHECK(j.out.find("\"request_bytes\": 6617038848,") != std::string::npos);
+  CHECK(j.out.find("\"request_block_bytes\": 7222067200,") != std::string::npos);
+  CHECK(RunKvplan("capacity gemma-3-27b --gpu h100-sxm --max-model-len 32K")
+            .out.find("one request of max_model_len      6.16 GiB (6.62 GB) of KV; holds 5,510 "
+                      "blocks = 6.73 GiB (7.22 GB) (padding layers included)\n") !=
+        std::string::npos);
+  // One kind of layer: the blocks are the bytes rounded up to a block.
+  CHECK(RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --format json")
+            .out.find("\"request_block_bytes\": 17179869184,") != std::string::npos);
+}

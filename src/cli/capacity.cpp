@@ -201,8 +201,16 @@ std::string ToText(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRe
   }
   k.AddRow({"blocks", WithCommas(r.num_blocks)});
   k.AddRow({"tokens in cache", WithCommas(r.max_tokens)});
-  k.AddRow({"one request of max_model_len", fmt::format("{} ({})", FormatBoth(r.request_bytes),
-                                                        Plural(r.blocks_per_request, "block"))});
+  // vLLM's groups: the blocks a request holds cost more than its own bytes
+  // (padding layers, a sliding group's prefill chunk), and concurrency counts them.
+  k.AddRow({"one request of max_model_len",
+            r.kv_cache_groups.empty()
+                ? fmt::format("{} ({})", FormatBoth(r.request_bytes),
+                              Plural(r.blocks_per_request, "block"))
+                : fmt::format("{} of KV; holds {} = {} (padding layers included)",
+                              FormatBoth(r.request_bytes), Plural(r.blocks_per_request, "block"),
+                              FormatBoth(CheckedMul(r.blocks_per_request, r.block_bytes,
+                                                    "request block bytes")))});
   k.AddRow(
       {fmt::format("max concurrency at {} tokens", WithCommas(c.max_model_len)),
        fmt::format("{:.2f} ({})", r.max_concurrency, Plural(r.max_requests, "whole request"))});
@@ -285,6 +293,8 @@ Json ToJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityResult& r
   j.Set("num_blocks", r.num_blocks);
   j.Set("max_tokens", r.max_tokens);
   j.Set("request_bytes", r.request_bytes);
+  j.Set("request_block_bytes",
+        CheckedMul(r.blocks_per_request, r.block_bytes, "request block bytes"));
   j.Set("blocks_per_request", r.blocks_per_request);
   // Full precision (the text shows vLLM's two decimals): rounded, 3.9996
   // read 4 beside max_requests 3.
