@@ -11,6 +11,7 @@
 #include "plan/engines.h"
 #include "plan/weights.h"
 #include "spec/cache_dtype.h"
+#include "spec/json_syntax.h"
 #include "spec/vllm_args.h"
 #include "spec/yaml_reader.h"
 #include "util/suggest.h"
@@ -169,6 +170,7 @@ bool ReadCompilationConfig(MapReader& r, EngineArgs& a) {
           "('{{\"cudagraph_mode\": \"NONE\"}}')",
           at.Prefix());
     }
+    CheckJsonSyntax(text, at.Prefix() + "compilation_config");  // as vLLM parses it
     cc = ParseYaml(text, at.Prefix() + "compilation_config");
   }
   if (!cc.IsMap()) {

@@ -10,6 +10,7 @@
 
 #include "plan/weights.h"
 #include "spec/cache_dtype.h"
+#include "spec/json_syntax.h"
 #include "spec/yaml_reader.h"
 #include "util/suggest.h"
 #include "util/units.h"
@@ -301,6 +302,9 @@ bool SetCompilationKey(std::string key, const std::string& value, GraphSizes& g,
 void ReadCompilationJson(const std::string& value, GraphSizes& g, const std::string& flag,
                          std::vector<std::string>& ignored) {
   const std::string what = "--vllm-args: " + flag;
+  // vLLM parses it as JSON (pydantic): what YAML would also accept
+  // (a trailing comma, single quotes) stops vLLM at startup.
+  CheckJsonSyntax(value, what);
   const YAML::Node root = ParseYaml(value, what);
   if (!root.IsMap()) Fail("{}: expected a JSON object", what);
   for (const auto& kv : root) {
