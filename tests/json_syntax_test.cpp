@@ -74,6 +74,11 @@ TEST_CASE("JSON syntax: what YAML would read and a JSON parser refuses, with its
     CAPTURE(c.text);
     CHECK(ErrorOf(c.text) == std::string("x: not valid JSON (") + c.message + ")");
   }
+  // Text of several lines: line and column.
+  CHECK(ErrorOf("{\n  \"a\": 1,\n}\n") ==
+        "x: not valid JSON (line 2, column 9: a trailing ',' before '}')");
+  CHECK(ErrorOf("\n{\n  \"a\": tru\n}") ==
+        "x: not valid JSON (line 3, column 8: expected a value, found 't')");
   // Deep nesting is refused before the stack is.
   const std::string deep = std::string(65, '[') + std::string(65, ']');
   CHECK(ErrorOf(deep) == "x: not valid JSON (column 65: nested more than 64 deep)");

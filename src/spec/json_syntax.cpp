@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "util/error.h"
 
 namespace kvplan {
@@ -160,7 +162,15 @@ void CheckJsonSyntax(std::string_view text, const std::string& what) {
     ws();
     if (i != text.size()) throw JsonSyntaxError{i, "text after the JSON value"};
   } catch (const JsonSyntaxError& e) {
-    Fail("{}: not valid JSON (column {}: {})", what, e.offset + 1, e.what);
+    // One line: its column; several (a config.json): line and column.
+    const size_t at = std::min(e.offset, text.size());
+    const size_t nl = text.rfind('\n', at == 0 ? std::string_view::npos : at - 1);
+    if (text.find('\n') == std::string_view::npos) {
+      Fail("{}: not valid JSON (column {}: {})", what, at + 1, e.what);
+    }
+    const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + at, '\n'));
+    const size_t col = nl == std::string_view::npos || at == 0 ? at + 1 : at - nl;
+    Fail("{}: not valid JSON (line {}, column {}: {})", what, line, col, e.what);
   }
 }
 

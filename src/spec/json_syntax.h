@@ -22,9 +22,9 @@ struct JsonSyntaxError {
 /// JsonSyntaxError.
 size_t JsonValueEnd(std::string_view text, size_t start);
 
-/// Throws kvplan::Error "`what`: not valid JSON (column C: reason)" unless
-/// `text` is one JSON value with optional whitespace around it (columns
-/// count from 1 on the text's line; the text is one line in every use).
+/// Throws kvplan::Error "`what`: not valid JSON (column C: reason)" (text of
+/// several lines: "line L, column C") unless `text` is one JSON value with
+/// optional whitespace around it. Lines and columns count from 1.
 void CheckJsonSyntax(std::string_view text, const std::string& what);
 
 }  // namespace kvplan
