@@ -238,8 +238,9 @@ TEST_CASE("deploy files: vLLM's CUDA-graph sizes and compilation_config, as vllm
   CHECK(error("    compilation_config: [1]") ==
         "d.yaml:9:25: compilation_config: expected a map (or vLLM's JSON string) of compilation "
         "settings");
-  CHECK(error("    compilation_config: '{\"cudagraph_capture_sizes\": [1, 2,'")
-            .rfind("d.yaml:9:25: compilation_config:1:", 0) == 0);
+  CHECK(error("    compilation_config: '{\"cudagraph_capture_sizes\": [1, 2,'") ==
+        "d.yaml:9:25: compilation_config: not valid JSON (column 35: expected a value, found the "
+        "end)");
   CHECK(error("    compilation_config: {cudagraph_mode: [NONE]}") ==
         "d.yaml:9:42: compilation_config.cudagraph_mode: expected a mode such as NONE");
   CHECK(error("    compilation_config: {cudagraph_mode: NOEN}") ==
