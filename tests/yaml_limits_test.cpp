@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "spec/hardware_spec.h"
 #include "spec/model_reader.h"
 #include "spec/yaml_reader.h"
 
@@ -104,4 +105,26 @@ TEST_CASE("model limits: the largest allowed values read, one more is refused na
   CHECK_THROWS_WITH(ParseModelYaml(spec("32", "1073741825"), "big.yaml"),
                     "big.yaml:8:14: max_context: 1073741825 is over kvplan's limit of "
                     "1073741824 (see docs/reliability.md)");
+}
+
+TEST_CASE("hardware limits: the smallest bandwidth and FLOP/s read, anything below is refused") {
+  auto hw = [](const std::string& gbps, const std::string& flops) {
+    std::string t = "name: slow\nmemory_bytes: 1000000\nmemory_bandwidth_gbps: ";
+    return t.append(gbps).append("\nflops:\n  fp16: ").append(flops).append("\nsource: s\n");
+  };
+  HardwareSpec h = ParseHardwareYaml(hw("0.001", "1e6"), "h.yaml");
+  CHECK(h.memory_bandwidth_gbps == HardwareLimits::kMinGbps);
+  CHECK(h.flops.at("fp16") == HardwareLimits::kMinFlops);
+  CHECK_THROWS_WITH(ParseHardwareYaml(hw("0.00099", "1e6"), "h.yaml"),
+                    "h.yaml:3:24: memory_bandwidth_gbps: 0.00099 GB/s is below kvplan's minimum "
+                    "of 0.001 GB/s (1 MB/s; see docs/reliability.md)");
+  // Past the smallest double (strtod's underflow): still a number, too small.
+  CHECK_THROWS_WITH(ParseHardwareYaml(hw("1e-400", "1e6"), "h.yaml"),
+                    "h.yaml:3:24: memory_bandwidth_gbps: 1e-400 GB/s is below kvplan's minimum "
+                    "of 0.001 GB/s (1 MB/s; see docs/reliability.md)");
+  CHECK_THROWS_WITH(ParseHardwareYaml(hw("1", "999999"), "h.yaml"),
+                    "h.yaml:5:9: fp16: 999999 FLOP/s is below kvplan's minimum of 1e+06 FLOP/s "
+                    "(see docs/reliability.md)");
+  CHECK_THROWS_WITH(ParseHardwareYaml(hw("1", "-1e-400"), "h.yaml"),
+                    "h.yaml:5:9: fp16: must be positive, got -1e-400");
 }

@@ -5,11 +5,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "util/suggest.h"
@@ -494,9 +495,13 @@ double ScalarNum(const YAML::Node& node, const std::string& file, std::string_vi
   char* end = nullptr;
   errno = 0;
   double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE) {
+  // ERANGE is also set on underflow (1e-308 is a denormal, 1e-400 reads as
+  // 0): that is a number, only too small, which a reader's lower limit names.
+  const bool overflow = errno == ERANGE && std::fabs(v) > 1;
+  if (s.empty() || end != s.c_str() + s.size() || overflow) {
     Fail("{}{}: expected a number, got '{}'", at, field, s);
   }
+  if (errno == ERANGE && v == 0) v = std::copysign(std::numeric_limits<double>::denorm_min(), v);
   if (!std::isfinite(v)) Fail("{}{}: must be a finite number, got '{}'", at, field, s);
   if (v < 0 || (v == 0 && !allow_zero)) Fail("{}{}: must be positive, got {}", at, field, s);
   return v;
