@@ -73,6 +73,19 @@ TEST_CASE("model spec errors name file, line, column and field") {
         "m.yaml:6:11: kv_heads: 16 is more than query_heads 8");
 }
 
+TEST_CASE("a missing required field is named, not blamed on a valid field read after it") {
+  // v_head_dim and q_lora_rank are fields, not typos of head_dim and kv_lora_rank.
+  CHECK(ErrorOf(Replace(kGood, "head_dim: 32\n", "v_head_dim: 32\n")) ==
+        "m.yaml:1:1: model spec: missing required field 'head_dim'");
+  const std::string mla = With(
+      "mla:\n  q_lora_rank: 1536\n  qk_rope_head_dim: 64\n  qk_nope_head_dim: 128\n"
+      "  v_head_dim: 128\n");
+  CHECK(ErrorOf(mla) == "m.yaml:12:3: mla: missing required field 'kv_lora_rank'");
+  // A typo of the missing field is still pointed at.
+  CHECK(ErrorOf(Replace(mla, "q_lora_rank", "kv_lora_rnk")) ==
+        "m.yaml:12:3: kv_lora_rnk: unknown field in mla (did you mean 'kv_lora_rank'?)");
+}
+
 TEST_CASE("layer groups must add up and be well formed") {
   CHECK(ErrorOf(With("layer_groups:\n  - kind: full\n    layers: 3\n")) ==
         "m.yaml:12:3: layer_groups: the groups hold 3 layers but layers is 4");

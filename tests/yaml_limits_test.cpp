@@ -128,3 +128,17 @@ TEST_CASE("hardware limits: the smallest bandwidth and FLOP/s read, anything bel
   CHECK_THROWS_WITH(ParseHardwareYaml(hw("1", "-1e-400"), "h.yaml"),
                     "h.yaml:5:9: fp16: must be positive, got -1e-400");
 }
+
+TEST_CASE("hardware spec: a missing required field is named, not blamed on a valid neighbour") {
+  const std::string hw =
+      "name: g\nmemory_bytes: 1000000\nmemory_bandwidth_gbps: 100\nsource: s\nsource_url: u\n";
+  auto without = [&](const std::string& line) {
+    std::string t = hw;
+    t.erase(t.find(line), line.size());
+    return t;
+  };
+  CHECK_THROWS_WITH(ParseHardwareYaml(without("memory_bytes: 1000000\n"), "h.yaml"),
+                    "h.yaml:1:1: hardware spec: missing required field 'memory_bytes'");
+  CHECK_THROWS_WITH(ParseHardwareYaml(without("source: s\n"), "h.yaml"),
+                    "h.yaml:1:1: hardware spec: missing required field 'source'");
+}

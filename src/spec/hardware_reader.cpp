@@ -65,7 +65,7 @@ std::vector<BandwidthPoint> ReadCurve(MapReader& m, const std::string& file, std
   }
   std::vector<BandwidthPoint> curve;
   for (size_t i = 0; i < list.size(); ++i) {
-    MapReader pt(list[i], file, fmt::format("{}[{}]", key, i));
+    MapReader pt(list[i], file, fmt::format("{}[{}]", key, i), {"bytes", "gbps", axis.key});
     BandwidthPoint b{pt.U64("bytes"), Gbps(pt, "gbps")};
     uint64_t& x = b.*axis.field;
     if (pt.Has(axis.key)) {
@@ -90,7 +90,10 @@ std::vector<BandwidthPoint> ReadCurve(MapReader& m, const std::string& file, std
 
 HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file) {
   YAML::Node root = ParseYaml(text, file);
-  MapReader r(root, file, "hardware spec");
+  MapReader r(
+      root, file, "hardware spec",
+      {"name", "display_name", "vendor", "memory_bytes", "usable_memory_bytes",
+       "memory_bandwidth_gbps", "flops", "interconnect_gbps", "source", "source_url", "measured"});
   HardwareSpec h;
   h.origin = file;
   h.name = r.Str("name");
@@ -108,8 +111,10 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
   }
   h.memory_bandwidth_gbps = Gbps(r, "memory_bandwidth_gbps");
   if (r.Has("flops")) {
-    MapReader f(r.Child("flops"), file, "flops");
-    for (const char* dtype : {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"}) {
+    static const std::vector<std::string> kDtypes = {"fp64", "fp32", "tf32", "fp16",
+                                                     "bf16", "fp8",  "int8", "fp4"};
+    MapReader f(r.Child("flops"), file, "flops", kDtypes);
+    for (const std::string& dtype : kDtypes) {
       if (auto v = f.OptNum(dtype)) {
         if (*v < HardwareLimits::kMinFlops) {
           Fail(
@@ -128,7 +133,8 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
   h.source = r.Str("source");
   h.source_url = r.OptStr("source_url").value_or("");
   if (r.Has("measured")) {
-    MapReader m(r.Child("measured"), file, "measured");
+    MapReader m(r.Child("measured"), file, "measured",
+                {"device", "machine", "read_ceiling_gbps", "threads", "curve", "weights_curve"});
     MeasuredProfile p;
     p.device = m.Str("device");
     if (p.device != "cpu" && p.device != "cuda") {

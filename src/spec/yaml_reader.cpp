@@ -12,6 +12,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 
 #include "util/suggest.h"
 
@@ -296,8 +297,13 @@ SourcePos PosOf(const YAML::Node& node, const std::string& file) {
   return SourcePos{file, m.line + 1, m.column + 1};
 }
 
-MapReader::MapReader(const YAML::Node& node, std::string file, std::string what)
-    : node_(node), file_(std::move(file)), what_(std::move(what)), pos_(PosOf(node, file_)) {
+MapReader::MapReader(const YAML::Node& node, std::string file, std::string what,
+                     std::vector<std::string> fields)
+    : node_(node),
+      file_(std::move(file)),
+      what_(std::move(what)),
+      fields_(std::move(fields)),
+      pos_(PosOf(node, file_)) {
   if (!node_.IsMap()) Fail("{}{}: expected a map of fields", pos_.Prefix(), what_);
   std::set<std::string, std::less<>> seen;
   for (const auto& it : node_) {
@@ -348,10 +354,11 @@ YAML::Node MapReader::Value(std::string_view key) {
 }
 
 void MapReader::FailMissing(std::string_view key) const {
-  // A missing field is most often a typo of it: point at the typo instead.
+  // A missing field is most often a typo of it: point at the typo instead,
+  // never at a field of this map (read later, so not asked for yet).
   for (const auto& it : node_) {
     const std::string& other = it.first.Scalar();
-    if (asked_.count(other) != 0 || other == key) continue;
+    if (std::find(fields_.begin(), fields_.end(), other) != fields_.end()) continue;
     if (!ClosestNames(other, {std::string(key)}, 1).empty()) {
       Fail("{}{}: unknown field in {} (did you mean '{}'?)", PosOf(it.first, file_).Prefix(),
            other, what_, key);
@@ -430,12 +437,17 @@ YAML::Node MapReader::Child(std::string_view key) {
 }
 
 void MapReader::Finish() const {
-  std::vector<std::string> known(asked_.begin(), asked_.end());
+  for (const std::string& key : asked_) {
+    if (std::find(fields_.begin(), fields_.end(), key) == fields_.end()) {
+      throw std::logic_error(
+          fmt::format("MapReader for {}: '{}' is read but not in its list of fields", what_, key));
+    }
+  }
   for (const auto& it : node_) {
     const std::string& key = it.first.Scalar();
     if (asked_.count(key) == 0) {
       Fail("{}{}: unknown field in {}{}", PosOf(it.first, file_).Prefix(), key, what_,
-           DidYouMean(key, known));
+           DidYouMean(key, fields_));
     }
   }
 }

@@ -46,7 +46,12 @@ SourcePos PosOf(const YAML::Node& node, const std::string& file);
 class MapReader {
  public:
   /// `what` names the map in messages ("model spec", "layer_groups[2]").
-  MapReader(const YAML::Node& node, std::string file, std::string what);
+  /// `fields` lists every key the caller may ask for, so that a missing
+  /// required field is never blamed on a valid key not read yet (v_head_dim
+  /// is no typo of a missing head_dim); asking for a key not listed is a bug
+  /// that Finish() reports.
+  MapReader(const YAML::Node& node, std::string file, std::string what,
+            std::vector<std::string> fields);
 
   bool Has(std::string_view key) const;       // present with a value (not null)
   bool Written(std::string_view key) const;   // present, even as `key:` with no value
@@ -67,7 +72,7 @@ class MapReader {
   /// A child map or list; Error if absent (use Has() first for optional ones).
   YAML::Node Child(std::string_view key);
 
-  /// Error on the first key that was never asked for, suggesting the closest known one.
+  /// Error on the first key that was never asked for, suggesting the closest field.
   void Finish() const;
 
  private:
@@ -78,6 +83,7 @@ class MapReader {
   YAML::Node node_;
   std::string file_;
   std::string what_;
+  std::vector<std::string> fields_;
   SourcePos pos_;
   std::set<std::string, std::less<>> asked_;
 };
