@@ -1,7 +1,12 @@
 #include "plan/request_mix.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
+#include <fstream>
+#include <thread>
+
+#include "cli_runner.h"
 #include "spec/request_mix_reader.h"
 #include "util/error.h"
 
@@ -82,7 +87,22 @@ TEST_CASE("request mix: every malformed input names file:line") {
         "m.jsonl:1:42: text after the JSON object");
   CHECK(err("[1, 2]", "m.jsonl") == "m.jsonl:1:1: malformed JSON: expected '{', found '['");
   CHECK_THROWS_WITH(LoadRequestMix("/nonexistent/mix.csv"),
-                    "/nonexistent/mix.csv: cannot open the request mix file: No such file or directory");
+                    "/nonexistent/mix.csv: cannot open file: No such file or directory");
+}
+
+TEST_CASE("request mix files are read like every other input: pipes, and the size limit") {
+  // A pipe (`--requests /dev/stdin`, `<(...)`) has no size to seek to.
+  const std::string fifo = kvplan::test::TempDir() + "/mix.fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  std::thread writer([&] { std::ofstream(fifo) << "prompt_tokens,output_tokens\n100,10\n"; });
+  RequestMix mix = LoadRequestMix(fifo);
+  writer.join();
+  REQUIRE(mix.requests.size() == 1);
+  CHECK(mix.requests[0].prompt_tokens == 100);
+  // A device without an end stops at the limit, as the YAML readers do.
+  CHECK_THROWS_WITH(LoadRequestMix("/dev/zero"),
+                    "/dev/zero: more than 268435456 bytes, the limit for input files");
+  CHECK_THROWS_WITH(LoadRequestMix("/"), "/: is a directory, not a file");
 }
 
 TEST_CASE("distribution specs: parsed strictly") {

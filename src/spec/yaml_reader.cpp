@@ -212,7 +212,7 @@ bool IsAbsent(const YAML::Node& n) { return !n.IsDefined() || n.IsNull(); }
 
 }  // namespace
 
-std::string ReadTextFile(const std::string& path) {
+std::string ReadTextFile(const std::string& path, size_t max_bytes) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) Fail("{}: is a directory, not a file", path);
   std::ifstream in(path, std::ios::binary);
@@ -224,8 +224,8 @@ std::string ReadTextFile(const std::string& path) {
     char buf[65536];
     while (in.read(buf, sizeof buf) || in.gcount() > 0) {
       text.append(buf, static_cast<size_t>(in.gcount()));
-      if (text.size() > YamlLimits::kMaxFileBytes) {
-        Fail("{}: more than {} bytes, the limit for input files", path, YamlLimits::kMaxFileBytes);
+      if (text.size() > max_bytes) {
+        Fail("{}: more than {} bytes, the limit for input files", path, max_bytes);
       }
     }
     if (in.bad()) Fail("{}: cannot read file", path);
@@ -234,9 +234,8 @@ std::string ReadTextFile(const std::string& path) {
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
   if (size < 0) Fail("{}: cannot read file (is it a directory?)", path);
-  if (static_cast<uint64_t>(size) > YamlLimits::kMaxFileBytes) {
-    Fail("{}: file is {} bytes, over the {} byte limit for input files", path, size,
-         YamlLimits::kMaxFileBytes);
+  if (static_cast<uint64_t>(size) > max_bytes) {
+    Fail("{}: file is {} bytes, over the {} byte limit for input files", path, size, max_bytes);
   }
   in.seekg(0);
   std::string text(static_cast<size_t>(size), '\0');

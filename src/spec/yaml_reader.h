@@ -30,8 +30,8 @@ struct YamlLimits {
   static constexpr size_t kMaxScalarBytes = 16 * 1024;       // one key or value
 };
 
-/// Reads a whole file (at most YamlLimits::kMaxFileBytes). Throws Error "file: ...".
-std::string ReadTextFile(const std::string& path);
+/// Reads a whole file, pipe or device (at most `max_bytes`). Throws Error "file: ...".
+std::string ReadTextFile(const std::string& path, size_t max_bytes = YamlLimits::kMaxFileBytes);
 
 /// Parses `text` as one YAML (or JSON) document named `file`. Throws Error with
 /// file:line:col on malformed input, bytes that are not UTF-8, an empty
