@@ -86,6 +86,19 @@ TEST_CASE("a missing required field is named, not blamed on a valid field read a
         "m.yaml:12:3: kv_lora_rnk: unknown field in mla (did you mean 'kv_lora_rank'?)");
 }
 
+TEST_CASE("a name or hf_repo with a control character is refused at the field") {
+  CHECK(ErrorOf(Replace(kGood, "name: tiny", "name: \"a\\nb\"")) ==
+        "m.yaml:1:7: name: has a control character (U+000A); a name is one line of printable text");
+  CHECK(ErrorOf(Replace(kGood, "name: tiny", "name: \"a\\tb\"")) ==
+        "m.yaml:1:7: name: has a control character (U+0009); a name is one line of printable text");
+  CHECK(ErrorOf(With("hf_repo: \"org/a\\u0001\"\n")) ==
+        "m.yaml:11:10: hf_repo: has a control character (U+0001); a name is one line of printable "
+        "text");
+  CHECK(
+      ParseModelYaml(Replace(kGood, "name: tiny", "name: \"Tiny model (8B) ü\""), "m.yaml").name ==
+      "Tiny model (8B) ü");
+}
+
 TEST_CASE("layer groups must add up and be well formed") {
   CHECK(ErrorOf(With("layer_groups:\n  - kind: full\n    layers: 3\n")) ==
         "m.yaml:12:3: layer_groups: the groups hold 3 layers but layers is 4");

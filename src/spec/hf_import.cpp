@@ -599,6 +599,7 @@ Draft Build(const YAML::Node& root, const std::string& file, const std::string& 
   std::optional<std::string> repo = Config(root, root, file, "").S("_name_or_path");
   if (repo && repo->find('/') != std::string::npos && repo->front() != '/' &&
       repo->front() != '.') {
+    CheckNameChars(*repo, PosOf(Lookup(root, "_name_or_path"), file).Prefix(), "_name_or_path");
     s.hf_repo = *repo;
   }
   s.source = file;
@@ -933,6 +934,7 @@ std::vector<std::string> SupportedHfArchitectures() {
 
 HfImport ImportHfConfig(const std::string& text, const std::string& file,
                         const std::string& name) {
+  CheckNameChars(name, "", "--name");
   YAML::Node root = ParseYaml(text, file);
   Draft d = Build(root, file, name);
   HfImport out;

@@ -143,7 +143,9 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
     s.field_pos[it.first.Scalar()] = r.Pos(it.first.Scalar());
   }
   s.name = r.Str("name");
+  CheckNameChars(s.name, r.Pos("name").Prefix(), "name");
   s.hf_repo = r.OptStr("hf_repo").value_or("");
+  CheckNameChars(s.hf_repo, r.Pos("hf_repo").Prefix(), "hf_repo");
   s.source = r.Str("source");
   s.architecture = r.OptStr("architecture").value_or("");
   s.layers = r.U64("layers");

@@ -451,6 +451,21 @@ void MapReader::Finish() const {
   }
 }
 
+void CheckNameChars(std::string_view text, const std::string& at, std::string_view field) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0u;
+    // U+0080 to U+009F are 0xc2 then the code point's own byte in UTF-8.
+    const unsigned cp = b < 0x20 || b == 0x7f                       ? b
+                        : b == 0xc2 && next >= 0x80 && next <= 0x9f ? next
+                                                                    : 0;
+    if (cp != 0 || b == 0) {
+      Fail("{}{}: has a control character (U+{:04X}); a name is one line of printable text", at,
+           field, cp);
+    }
+  }
+}
+
 std::string YamlQuote(std::string_view text) {
   std::string out = "\"";
   for (char c : text) {

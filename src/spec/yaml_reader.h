@@ -88,6 +88,11 @@ class MapReader {
   std::set<std::string, std::less<>> asked_;
 };
 
+/// Error "AT FIELD: has a control character (U+000A); ..." when a name
+/// holds one (C0, DEL or C1: a newline, a tab, \u0001), which would break
+/// the tables it is printed in and the YAML it is written back to.
+void CheckNameChars(std::string_view text, const std::string& at, std::string_view field);
+
 /// `text` as a double-quoted YAML scalar that ParseYaml reads back unchanged
 /// (quotes, backslashes and control characters escaped), for writers.
 std::string YamlQuote(std::string_view text);
