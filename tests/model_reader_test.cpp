@@ -117,6 +117,16 @@ TEST_CASE("layer groups must add up and be well formed") {
   CHECK(ErrorOf(With("layer_groups:\n  - kind: full\n    layers: 2\n  - kind: state\n    "
                      "layers: 2\n")) ==
         "m.yaml:14:5: state_bytes: a state group needs state_bytes > 0");
+  // Refused at the field, not later as an overflow naming no file.
+  CHECK(ErrorOf(With("layer_groups:\n  - kind: full\n    layers: 2\n  - kind: state\n    "
+                     "layers: 2\n    state_bytes: 18446744073709551615\n")) ==
+        "m.yaml:16:18: state_bytes: 18446744073709551615 is over kvplan's limit of 4294967296 "
+        "(see docs/reliability.md)");
+  CHECK(ParseModelYaml(With("layer_groups:\n  - kind: full\n    layers: 2\n    every: 2\n"
+                            "  - kind: state\n    layers: 2\n    state_bytes: 4294967296\n"),
+                       "m.yaml")
+            .groups[1]
+            .state_bytes == ModelLimits::kMaxStateBytes);
   CHECK(ErrorOf(With("layer_groups:\n  - kind: mla\n    layers: 4\n")) ==
         "m.yaml:12:5: kind: an mla group needs the model's mla block");
   CHECK(ErrorOf(With("layer_groups:\n  - kind: full\n    layers: 2\n  - kind: shared\n    "

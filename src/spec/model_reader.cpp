@@ -260,6 +260,10 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
       if (lg.state_bytes != 0 && lg.kind != LayerKind::kState) {
         Fail("{}state_bytes: only state groups take state_bytes", g.Pos("state_bytes").Prefix());
       }
+      if (lg.state_bytes > ModelLimits::kMaxStateBytes) {
+        Fail("{}state_bytes: {} is over kvplan's limit of {} (see docs/reliability.md)",
+             g.Pos("state_bytes").Prefix(), lg.state_bytes, ModelLimits::kMaxStateBytes);
+      }
       g.Finish();
       s.groups.push_back(lg);
     }
