@@ -322,6 +322,16 @@ TEST_CASE("output that cannot be written is an error (exit 2), not a silent succ
   }
 }
 
+TEST_CASE("import-hf: a config with no architecture, and a text_config that is not a map") {
+  CHECK_THROWS_WITH(ImportHfConfig("{}", "c.json"),
+                    doctest::Contains("c.json: no architectures or model_type in the config: "
+                                      "kvplan will not guess its cache layout (supported: "));
+  CHECK_THROWS_WITH(ImportHfConfig("{\"architectures\": [\"Gemma3ForConditionalGeneration\"],\n"
+                                   " \"text_config\": []}",
+                                   "c.json"),
+                    "c.json:2:17: text_config: expected a map (the language model's settings)");
+}
+
 TEST_CASE("import-hf: a name with a control character is refused naming where it came from") {
   const std::string config = ReadFile(Fixture("qwen3-8b"));
   CHECK_THROWS_WITH(ImportHfConfig(config, "q.json", "a\nb"),

@@ -52,6 +52,10 @@ TEST_CASE("model spec errors name file, line, column and field") {
         "m.yaml:2:1: malformed YAML: end of sequence flow not found");
   CHECK(ErrorOf(Replace(kGood, "kv_heads: 2\n", "")) ==
         "m.yaml:1:1: model spec: missing required field 'kv_heads'");
+  CHECK(ErrorOf(Replace(kGood, "kv_heads: 2\n", "kv_heads:\n")) ==
+        "m.yaml:6:1: kv_heads: no value (the field is required)");
+  CHECK(ErrorOf(With("moe:\n  experts: 8\n  experts_per_token: 2\n  intermediate_size: 64\n"
+                     "  offset: -1\n")) == "m.yaml:15:11: offset: must be 0 or more, got -1");
   CHECK(ErrorOf(Replace(kGood, "kv_heads: 2", "kv_heads: 3")) ==
         "m.yaml:6:11: kv_heads: 3 does not divide query_heads 8");
   CHECK(ErrorOf(Replace(kGood, "layers: 4", "layers: 0")) == "m.yaml:3:9: layers: must be positive, got 0");

@@ -114,6 +114,8 @@ std::string Resolve(const std::string& value, const std::string& file) {
 uint64_t Tokens(MapReader& r, const std::string& key, bool allow_zero) {
   std::optional<std::string> v = r.OptStr(key);
   SourcePos at = r.Pos(key);
+  if (!v && r.Written(key))
+    Fail("{}{}: no value (the field is required)", r.Pos(key).Prefix(), key);
   if (!v) Fail("{}{}: missing required field '{}'", r.Pos().Prefix(), key, key);
   std::string what = at.Prefix() + key;
   uint64_t n = ParseTokens(*v, what);

@@ -353,6 +353,12 @@ YAML::Node MapReader::Value(std::string_view key) {
 }
 
 void MapReader::FailMissing(std::string_view key) const {
+  // `key:` written with no value: point at it, not at the map.
+  for (const auto& it : node_) {
+    if (it.first.Scalar() == key) {
+      Fail("{}{}: no value (the field is required)", PosOf(it.first, file_).Prefix(), key);
+    }
+  }
   // A missing field is most often a typo of it: point at the typo instead,
   // never at a field of this map (read later, so not asked for yet).
   for (const auto& it : node_) {
@@ -496,7 +502,9 @@ uint64_t ScalarU64At(const YAML::Node& node, const SourcePos& pos, std::string_v
   for (char c : s) {
     if (c == '_') continue;
     if (c < '0' || c > '9') {
-      if (!s.empty() && s[0] == '-') Fail("{}{}: must be positive, got {}", at, field, s);
+      if (!s.empty() && s[0] == '-') {
+        Fail("{}{}: must be {}, got {}", at, field, allow_zero ? "0 or more" : "positive", s);
+      }
       Fail("{}{}: expected a whole number, got '{}'", at, field, s);
     }
     digits += c;
