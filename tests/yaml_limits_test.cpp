@@ -1,8 +1,10 @@
 // The input limits of docs/reliability.md, checked at their edges.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <string>
 
+#include "cli_runner.h"
 #include "spec/hardware_spec.h"
 #include "spec/model_reader.h"
 #include "spec/yaml_reader.h"
@@ -141,4 +143,15 @@ TEST_CASE("hardware spec: a missing required field is named, not blamed on a val
                     "h.yaml:1:1: hardware spec: missing required field 'memory_bytes'");
   CHECK_THROWS_WITH(ParseHardwareYaml(without("source: s\n"), "h.yaml"),
                     "h.yaml:1:1: hardware spec: missing required field 'source'");
+}
+
+TEST_CASE("a YAML file with CR-only line endings reads, errors at their lines") {
+  const std::string dir = kvplan::test::TempDir();
+  std::ofstream(dir + "/m.yaml")
+      << "name: cr\rsource: s\rlayers: 4\rhidden_size: 256\rquery_heads: 8\rkv_heads: 2\r"
+         "head_dim: 32\rmax_context: 2048\rparams: 1000000\rweight_dtype: bf16\r";
+  CHECK(ParseModelYaml(ReadTextFile(dir + "/m.yaml"), "m.yaml").layers == 4);
+  std::ofstream(dir + "/bad.yaml") << "name: x\rlayers: [1\r";
+  CHECK_THROWS_WITH(ParseModelYaml(ReadTextFile(dir + "/bad.yaml"), "bad.yaml"),
+                    "bad.yaml:3:1: malformed YAML: end of sequence flow not found");
 }

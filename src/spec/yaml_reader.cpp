@@ -212,6 +212,20 @@ bool IsAbsent(const YAML::Node& n) { return !n.IsDefined() || n.IsNull(); }
 
 }  // namespace
 
+namespace {
+
+// A lone CR (classic Mac line endings) is a line break, as YAML says; yaml-cpp
+// and the request-mix reader only know LF and CRLF, so it becomes LF here,
+// keeping every line and column where it was.
+std::string LoneCrToLf(std::string text) {
+  for (size_t i = text.find('\r'); i != std::string::npos; i = text.find('\r', i + 1)) {
+    if (i + 1 == text.size() || text[i + 1] != '\n') text[i] = '\n';
+  }
+  return text;
+}
+
+}  // namespace
+
 std::string ReadTextFile(const std::string& path, size_t max_bytes) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) Fail("{}: is a directory, not a file", path);
@@ -229,7 +243,7 @@ std::string ReadTextFile(const std::string& path, size_t max_bytes) {
       }
     }
     if (in.bad()) Fail("{}: cannot read file", path);
-    return text;
+    return LoneCrToLf(std::move(text));
   }
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
@@ -241,7 +255,7 @@ std::string ReadTextFile(const std::string& path, size_t max_bytes) {
   std::string text(static_cast<size_t>(size), '\0');
   in.read(text.data(), size);
   if (!in) Fail("{}: cannot read file", path);
-  return text;
+  return LoneCrToLf(std::move(text));
 }
 
 YAML::Node ParseYaml(const std::string& text, const std::string& file) {

@@ -30,7 +30,8 @@ struct YamlLimits {
   static constexpr size_t kMaxScalarBytes = 16 * 1024;       // one key or value
 };
 
-/// Reads a whole file, pipe or device (at most `max_bytes`). Throws Error "file: ...".
+/// Reads a whole file, pipe or device (at most `max_bytes`), a lone CR read as
+/// a line break (LF). Throws Error "file: ...".
 std::string ReadTextFile(const std::string& path, size_t max_bytes = YamlLimits::kMaxFileBytes);
 
 /// Parses `text` as one YAML (or JSON) document named `file`. Throws Error with
