@@ -94,8 +94,9 @@ TEST_CASE("deploy config errors are one line naming file:line:col and the field"
   // SGLang takes its own names; vLLM's are unknown there.
   CHECK(ErrorOf(Replace(kGood, "name: vllm", "name: sglang")) ==
         "d.yaml:8:5: max_model_len: unknown field in sglang args");
+  // `requirements:` left with nothing under it is named where it is written.
   CHECK(ErrorOf(Replace(kGood, "  min_concurrency: 8\n", "")) ==
-        "d.yaml:1:1: deployment config: missing required field 'requirements'");
+        "d.yaml:9:1: requirements: no value (the field is required)");
   CHECK(ErrorOf(Replace(kGood, "  min_concurrency: 8\n", "  min_headroom_percent: 10\n")) ==
         "d.yaml:10:25: min_headroom_percent: needs min_concurrency (the load the headroom is "
         "measured at)");

@@ -322,6 +322,34 @@ TEST_CASE("output that cannot be written is an error (exit 2), not a silent succ
   }
 }
 
+TEST_CASE("import-hf: a config with no architecture, and a text_config that is not a map") {
+  CHECK_THROWS_WITH(ImportHfConfig("{}", "c.json"),
+                    doctest::Contains("c.json: no architectures or model_type in the config: "
+                                      "kvplan will not guess its cache layout (supported: "));
+  CHECK_THROWS_WITH(ImportHfConfig("{\"architectures\": [\"Gemma3ForConditionalGeneration\"],\n"
+                                   " \"text_config\": []}",
+                                   "c.json"),
+                    "c.json:2:17: text_config: expected a map (the language model's settings)");
+}
+
+TEST_CASE("import-hf: a name with a control character is refused naming where it came from") {
+  const std::string config = ReadFile(Fixture("qwen3-8b"));
+  CHECK_THROWS_WITH(ImportHfConfig(config, "q.json", "a\nb"),
+                    "--name: has a control character (U+000A); a name is one line of printable "
+                    "text");
+  CHECK_THROWS_WITH(ImportHfConfig(config, "q.json",
+                                   "a\x01"
+                                   "b"),
+                    "--name: has a control character (U+0001); a name is one line of printable "
+                    "text");
+  // _name_or_path becomes hf_repo as it is (the name from it is sanitised).
+  std::string bad = config;
+  bad.insert(bad.find('{') + 1, "\"_name_or_path\": \"org/a\\nb\", ");
+  CHECK_THROWS_WITH(ImportHfConfig(bad, "q.json"),
+                    "q.json:1:19: _name_or_path: has a control character (U+000A); a name is one "
+                    "line of printable text");
+}
+
 TEST_CASE("import-hf: names YAML would read as null, a bool or a number are quoted") {
   for (const std::string name : {"null", "~", "Yes", "off", "123", "1.5b", "+x"}) {
     CAPTURE(name);

@@ -52,6 +52,10 @@ TEST_CASE("model spec errors name file, line, column and field") {
         "m.yaml:2:1: malformed YAML: end of sequence flow not found");
   CHECK(ErrorOf(Replace(kGood, "kv_heads: 2\n", "")) ==
         "m.yaml:1:1: model spec: missing required field 'kv_heads'");
+  CHECK(ErrorOf(Replace(kGood, "kv_heads: 2\n", "kv_heads:\n")) ==
+        "m.yaml:6:1: kv_heads: no value (the field is required)");
+  CHECK(ErrorOf(With("moe:\n  experts: 8\n  experts_per_token: 2\n  intermediate_size: 64\n"
+                     "  offset: -1\n")) == "m.yaml:15:11: offset: must be 0 or more, got -1");
   CHECK(ErrorOf(Replace(kGood, "kv_heads: 2", "kv_heads: 3")) ==
         "m.yaml:6:11: kv_heads: 3 does not divide query_heads 8");
   CHECK(ErrorOf(Replace(kGood, "layers: 4", "layers: 0")) == "m.yaml:3:9: layers: must be positive, got 0");
@@ -73,6 +77,32 @@ TEST_CASE("model spec errors name file, line, column and field") {
         "m.yaml:6:11: kv_heads: 16 is more than query_heads 8");
 }
 
+TEST_CASE("a missing required field is named, not blamed on a valid field read after it") {
+  // v_head_dim and q_lora_rank are fields, not typos of head_dim and kv_lora_rank.
+  CHECK(ErrorOf(Replace(kGood, "head_dim: 32\n", "v_head_dim: 32\n")) ==
+        "m.yaml:1:1: model spec: missing required field 'head_dim'");
+  const std::string mla = With(
+      "mla:\n  q_lora_rank: 1536\n  qk_rope_head_dim: 64\n  qk_nope_head_dim: 128\n"
+      "  v_head_dim: 128\n");
+  CHECK(ErrorOf(mla) == "m.yaml:12:3: mla: missing required field 'kv_lora_rank'");
+  // A typo of the missing field is still pointed at.
+  CHECK(ErrorOf(Replace(mla, "q_lora_rank", "kv_lora_rnk")) ==
+        "m.yaml:12:3: kv_lora_rnk: unknown field in mla (did you mean 'kv_lora_rank'?)");
+}
+
+TEST_CASE("a name or hf_repo with a control character is refused at the field") {
+  CHECK(ErrorOf(Replace(kGood, "name: tiny", "name: \"a\\nb\"")) ==
+        "m.yaml:1:7: name: has a control character (U+000A); a name is one line of printable text");
+  CHECK(ErrorOf(Replace(kGood, "name: tiny", "name: \"a\\tb\"")) ==
+        "m.yaml:1:7: name: has a control character (U+0009); a name is one line of printable text");
+  CHECK(ErrorOf(With("hf_repo: \"org/a\\u0001\"\n")) ==
+        "m.yaml:11:10: hf_repo: has a control character (U+0001); a name is one line of printable "
+        "text");
+  CHECK(
+      ParseModelYaml(Replace(kGood, "name: tiny", "name: \"Tiny model (8B) ü\""), "m.yaml").name ==
+      "Tiny model (8B) ü");
+}
+
 TEST_CASE("layer groups must add up and be well formed") {
   CHECK(ErrorOf(With("layer_groups:\n  - kind: full\n    layers: 3\n")) ==
         "m.yaml:12:3: layer_groups: the groups hold 3 layers but layers is 4");
@@ -91,6 +121,16 @@ TEST_CASE("layer groups must add up and be well formed") {
   CHECK(ErrorOf(With("layer_groups:\n  - kind: full\n    layers: 2\n  - kind: state\n    "
                      "layers: 2\n")) ==
         "m.yaml:14:5: state_bytes: a state group needs state_bytes > 0");
+  // Refused at the field, not later as an overflow naming no file.
+  CHECK(ErrorOf(With("layer_groups:\n  - kind: full\n    layers: 2\n  - kind: state\n    "
+                     "layers: 2\n    state_bytes: 18446744073709551615\n")) ==
+        "m.yaml:16:18: state_bytes: 18446744073709551615 is over kvplan's limit of 4294967296 "
+        "(see docs/reliability.md)");
+  CHECK(ParseModelYaml(With("layer_groups:\n  - kind: full\n    layers: 2\n    every: 2\n"
+                            "  - kind: state\n    layers: 2\n    state_bytes: 4294967296\n"),
+                       "m.yaml")
+            .groups[1]
+            .state_bytes == ModelLimits::kMaxStateBytes);
   CHECK(ErrorOf(With("layer_groups:\n  - kind: mla\n    layers: 4\n")) ==
         "m.yaml:12:5: kind: an mla group needs the model's mla block");
   CHECK(ErrorOf(With("layer_groups:\n  - kind: full\n    layers: 2\n  - kind: shared\n    "

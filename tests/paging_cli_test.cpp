@@ -99,7 +99,7 @@ TEST_CASE("kvplan paging: bad request mixes exit 2 with one line naming file:lin
       "--shared-prefix: needs --enable-prefix-caching (engines share prefix blocks "
       "only with prefix caching on)");
   CheckOneLineError(RunKvplan("paging gpt2 --gpu l4 --requests " + dir + "/none.csv"),
-                    dir + "/none.csv: cannot open the request mix file: No such file or directory");
+                    dir + "/none.csv: cannot open file: No such file or directory");
 }
 
 TEST_CASE("kvplan tradeoff: table, chart, SVG written safely") {

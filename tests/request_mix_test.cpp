@@ -1,8 +1,14 @@
 #include "plan/request_mix.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
+#include <fstream>
+#include <thread>
+
+#include "cli_runner.h"
 #include "spec/request_mix_reader.h"
+#include "spec/yaml_reader.h"
 #include "util/error.h"
 
 using namespace kvplan;
@@ -82,7 +88,38 @@ TEST_CASE("request mix: every malformed input names file:line") {
         "m.jsonl:1:42: text after the JSON object");
   CHECK(err("[1, 2]", "m.jsonl") == "m.jsonl:1:1: malformed JSON: expected '{', found '['");
   CHECK_THROWS_WITH(LoadRequestMix("/nonexistent/mix.csv"),
-                    "/nonexistent/mix.csv: cannot open the request mix file: No such file or directory");
+                    "/nonexistent/mix.csv: cannot open file: No such file or directory");
+}
+
+TEST_CASE("request mix files are read like every other input: pipes, and the size limit") {
+  // A pipe (`--requests /dev/stdin`, `<(...)`) has no size to seek to.
+  const std::string fifo = kvplan::test::TempDir() + "/mix.fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  std::thread writer([&] { std::ofstream(fifo) << "prompt_tokens,output_tokens\n100,10\n"; });
+  RequestMix mix = LoadRequestMix(fifo);
+  writer.join();
+  REQUIRE(mix.requests.size() == 1);
+  CHECK(mix.requests[0].prompt_tokens == 100);
+  // A device without an end stops at the limit, as the YAML readers do.
+  CHECK_THROWS_WITH(LoadRequestMix("/dev/zero"),
+                    "/dev/zero: more than 268435456 bytes, the limit for input files");
+  CHECK_THROWS_WITH(LoadRequestMix("/"), "/: is a directory, not a file");
+}
+
+TEST_CASE("files with CR-only (classic Mac) line endings read as if they had LF") {
+  const std::string dir = kvplan::test::TempDir();
+  std::ofstream(dir + "/cr.csv") << "prompt_tokens,output_tokens\r100,10\r\r200,20\r";
+  RequestMix mix = LoadRequestMix(dir + "/cr.csv");
+  REQUIRE(mix.requests.size() == 2);
+  CHECK(mix.requests[1].prompt_tokens == 200);
+  CHECK(mix.requests[1].line == 4);  // lines still counted as written
+  std::ofstream(dir + "/bad.csv") << "prompt_tokens,output_tokens\r100,x\r";
+  CHECK_THROWS_WITH(LoadRequestMix(dir + "/bad.csv"),
+                    doctest::Contains("bad.csv:2:5: output_tokens: 'x' is not a number"));
+  // CRLF is left as it is.
+  CHECK(ReadTextFile(dir + "/cr.csv") == "prompt_tokens,output_tokens\n100,10\n\n200,20\n");
+  std::ofstream(dir + "/crlf.csv") << "a\r\nb\r\n";
+  CHECK(ReadTextFile(dir + "/crlf.csv") == "a\r\nb\r\n");
 }
 
 TEST_CASE("distribution specs: parsed strictly") {

@@ -1,8 +1,11 @@
 // The input limits of docs/reliability.md, checked at their edges.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <string>
 
+#include "cli_runner.h"
+#include "spec/hardware_spec.h"
 #include "spec/model_reader.h"
 #include "spec/yaml_reader.h"
 
@@ -104,4 +107,51 @@ TEST_CASE("model limits: the largest allowed values read, one more is refused na
   CHECK_THROWS_WITH(ParseModelYaml(spec("32", "1073741825"), "big.yaml"),
                     "big.yaml:8:14: max_context: 1073741825 is over kvplan's limit of "
                     "1073741824 (see docs/reliability.md)");
+}
+
+TEST_CASE("hardware limits: the smallest bandwidth and FLOP/s read, anything below is refused") {
+  auto hw = [](const std::string& gbps, const std::string& flops) {
+    std::string t = "name: slow\nmemory_bytes: 1000000\nmemory_bandwidth_gbps: ";
+    return t.append(gbps).append("\nflops:\n  fp16: ").append(flops).append("\nsource: s\n");
+  };
+  HardwareSpec h = ParseHardwareYaml(hw("0.001", "1e6"), "h.yaml");
+  CHECK(h.memory_bandwidth_gbps == HardwareLimits::kMinGbps);
+  CHECK(h.flops.at("fp16") == HardwareLimits::kMinFlops);
+  CHECK_THROWS_WITH(ParseHardwareYaml(hw("0.00099", "1e6"), "h.yaml"),
+                    "h.yaml:3:24: memory_bandwidth_gbps: 0.00099 GB/s is below kvplan's minimum "
+                    "of 0.001 GB/s (1 MB/s; see docs/reliability.md)");
+  // Past the smallest double (strtod's underflow): still a number, too small.
+  CHECK_THROWS_WITH(ParseHardwareYaml(hw("1e-400", "1e6"), "h.yaml"),
+                    "h.yaml:3:24: memory_bandwidth_gbps: 1e-400 GB/s is below kvplan's minimum "
+                    "of 0.001 GB/s (1 MB/s; see docs/reliability.md)");
+  CHECK_THROWS_WITH(ParseHardwareYaml(hw("1", "999999"), "h.yaml"),
+                    "h.yaml:5:9: fp16: 999999 FLOP/s is below kvplan's minimum of 1e+06 FLOP/s "
+                    "(see docs/reliability.md)");
+  CHECK_THROWS_WITH(ParseHardwareYaml(hw("1", "-1e-400"), "h.yaml"),
+                    "h.yaml:5:9: fp16: must be positive, got -1e-400");
+}
+
+TEST_CASE("hardware spec: a missing required field is named, not blamed on a valid neighbour") {
+  const std::string hw =
+      "name: g\nmemory_bytes: 1000000\nmemory_bandwidth_gbps: 100\nsource: s\nsource_url: u\n";
+  auto without = [&](const std::string& line) {
+    std::string t = hw;
+    t.erase(t.find(line), line.size());
+    return t;
+  };
+  CHECK_THROWS_WITH(ParseHardwareYaml(without("memory_bytes: 1000000\n"), "h.yaml"),
+                    "h.yaml:1:1: hardware spec: missing required field 'memory_bytes'");
+  CHECK_THROWS_WITH(ParseHardwareYaml(without("source: s\n"), "h.yaml"),
+                    "h.yaml:1:1: hardware spec: missing required field 'source'");
+}
+
+TEST_CASE("a YAML file with CR-only line endings reads, errors at their lines") {
+  const std::string dir = kvplan::test::TempDir();
+  std::ofstream(dir + "/m.yaml")
+      << "name: cr\rsource: s\rlayers: 4\rhidden_size: 256\rquery_heads: 8\rkv_heads: 2\r"
+         "head_dim: 32\rmax_context: 2048\rparams: 1000000\rweight_dtype: bf16\r";
+  CHECK(ParseModelYaml(ReadTextFile(dir + "/m.yaml"), "m.yaml").layers == 4);
+  std::ofstream(dir + "/bad.yaml") << "name: x\rlayers: [1\r";
+  CHECK_THROWS_WITH(ParseModelYaml(ReadTextFile(dir + "/bad.yaml"), "bad.yaml"),
+                    "bad.yaml:3:1: malformed YAML: end of sequence flow not found");
 }

@@ -115,6 +115,8 @@ std::string Resolve(const std::string& value, const std::string& file) {
 uint64_t Tokens(MapReader& r, const std::string& key, bool allow_zero) {
   std::optional<std::string> v = r.OptStr(key);
   SourcePos at = r.Pos(key);
+  if (!v && r.Written(key))
+    Fail("{}{}: no value (the field is required)", r.Pos(key).Prefix(), key);
   if (!v) Fail("{}{}: missing required field '{}'", r.Pos().Prefix(), key, key);
   std::string what = at.Prefix() + key;
   uint64_t n = ParseTokens(*v, what);
@@ -210,6 +212,9 @@ bool ReadCompilationConfig(MapReader& r, EngineArgs& a) {
 // keys): the batch sizes to capture, `cudagraph_capture_sizes` or, as older
 // vLLM named it, `cuda_graph_sizes`; `compilation_config`; and
 // optimization_level, whose 0 turns graphs off.
+constexpr const char* kVllmGraphKeys[] = {"cudagraph_capture_sizes", "cuda_graph_sizes",
+                                          "optimization_level", "compilation_config"};
+
 void ReadVllmGraphs(MapReader& r, EngineArgs& a) {
   for (const char* key : {"cudagraph_capture_sizes", "cuda_graph_sizes"}) {
     if (r.Has(key)) {
@@ -359,7 +364,7 @@ void ReadWorkload(MapReader& w, DeployConfig& d) {
   }
   double total = 0;
   for (size_t i = 0; i < list.size(); ++i) {
-    MapReader c(list[i], d.file, fmt::format("workload.requests[{}]", i));
+    MapReader c(list[i], d.file, fmt::format("workload.requests[{}]", i), {"tokens", "share"});
     RequestClass rc;
     rc.tokens = Tokens(c, "tokens", false);
     rc.share = c.Num("share");
@@ -413,7 +418,8 @@ void ReadRequirements(MapReader& r, DeployConfig& d) {
   }
   q.min_workload_concurrency = r.OptU64("min_workload_concurrency");
   if (r.Has("latency")) {
-    MapReader l(r.Child("latency"), d.file, "requirements.latency");
+    MapReader l(r.Child("latency"), d.file, "requirements.latency",
+                {"batch", "context", "max_tpot_ms", "max_ttft_ms"});
     LatencyRequirement lr;
     lr.pos = l.Pos();
     lr.batch = l.U64("batch");
@@ -507,7 +513,8 @@ void ReadEnv(const YAML::Node& env, const std::string& file, DeployConfig& d) {
 
 DeployConfig ParseDeployConfig(const std::string& text, const std::string& file) {
   YAML::Node root = ParseYaml(text, file);
-  MapReader r(root, file, "deployment config");
+  MapReader r(root, file, "deployment config",
+              {"name", "model", "hardware", "engine", "workload", "requirements"});
   DeployConfig d;
   d.file = file;
   d.pos = r.Pos();
@@ -515,14 +522,14 @@ DeployConfig ParseDeployConfig(const std::string& text, const std::string& file)
   d.model = Resolve(r.Str("model"), file);
   d.model_pos = r.Pos("model");
 
-  MapReader hw(r.Child("hardware"), file, "hardware");
+  MapReader hw(r.Child("hardware"), file, "hardware", {"gpu", "count"});
   d.gpu = Resolve(hw.Str("gpu"), file);
   d.gpu_pos = hw.Pos("gpu");
   d.gpu_count = hw.OptU64("count").value_or(0);
   d.count_pos = hw.Pos("count");
   hw.Finish();
 
-  MapReader en(r.Child("engine"), file, "engine");
+  MapReader en(r.Child("engine"), file, "engine", {"name", "version", "env", "args"});
   d.engine = en.Str("name");
   d.engine_pos = en.Pos("name");
   // The names --engine takes (any case, tensorrt-llm, llama-server, ...).
@@ -545,7 +552,11 @@ DeployConfig ParseDeployConfig(const std::string& text, const std::string& file)
     en.OptStr("env");
   }
   if (en.Has("args")) {
-    MapReader args(en.Child("args"), file, d.engine + " args");
+    std::vector<std::string> keys;
+    for (const ArgKey& k : KeysFor(d.engine)) keys.push_back(k.key);
+    if (d.engine == "vllm")
+      keys.insert(keys.end(), std::begin(kVllmGraphKeys), std::end(kVllmGraphKeys));
+    MapReader args(en.Child("args"), file, d.engine + " args", keys);
     ReadArgs(args, d.engine, d.args);
   } else {
     en.OptStr("args");
@@ -553,12 +564,14 @@ DeployConfig ParseDeployConfig(const std::string& text, const std::string& file)
   en.Finish();
 
   if (r.Has("workload")) {
-    MapReader w(r.Child("workload"), file, "workload");
+    MapReader w(r.Child("workload"), file, "workload", {"requests", "shared_prefix"});
     ReadWorkload(w, d);
   } else {
     r.OptStr("workload");
   }
-  MapReader req(r.Child("requirements"), file, "requirements");
+  MapReader req(r.Child("requirements"), file, "requirements",
+                {"min_concurrency", "min_tokens_in_cache", "min_headroom_percent",
+                 "min_workload_concurrency", "latency"});
   ReadRequirements(req, d);
   r.Finish();
   return d;

@@ -29,10 +29,24 @@ constexpr CurveAxis kGroupAxis{"group", 1024, "a GQA group size (1 to 1024 query
 constexpr CurveAxis kBatchAxis{"batch", 65536, "a batch size (1 to 65536 sequences)",
                                &BandwidthPoint::batch};
 
-// A bandwidth in GB/s from `key` of `m`: above 0 (the reader's Num), at
-// most HardwareLimits::kMaxGbps; 0 where `optional` and absent.
+// The value of `key` as written (1e-400 reads as the smallest double).
+std::string Written(const MapReader& m, std::string_view key) {
+  for (const auto& it : m.Node()) {
+    if (it.first.Scalar() == key) return it.second.Scalar();
+  }
+  return "";
+}
+
+// A bandwidth in GB/s from `key` of `m`: from HardwareLimits::kMinGbps to
+// kMaxGbps; 0 where `optional` and absent.
 double Gbps(MapReader& m, std::string_view key, bool optional = false) {
   const double v = optional ? m.OptNum(key).value_or(0) : m.Num(key);
+  if (v != 0 && v < HardwareLimits::kMinGbps) {
+    Fail(
+        "{}{}: {} GB/s is below kvplan's minimum of {:g} GB/s (1 MB/s; see "
+        "docs/reliability.md)",
+        m.Pos(key).Prefix(), key, Written(m, key), HardwareLimits::kMinGbps);
+  }
   if (v > HardwareLimits::kMaxGbps) {
     Fail("{}{}: {:g} GB/s is over kvplan's limit of {:g} GB/s (1 PB/s; see docs/reliability.md)",
          m.Pos(key).Prefix(), key, v, HardwareLimits::kMaxGbps);
@@ -51,7 +65,7 @@ std::vector<BandwidthPoint> ReadCurve(MapReader& m, const std::string& file, std
   }
   std::vector<BandwidthPoint> curve;
   for (size_t i = 0; i < list.size(); ++i) {
-    MapReader pt(list[i], file, fmt::format("{}[{}]", key, i));
+    MapReader pt(list[i], file, fmt::format("{}[{}]", key, i), {"bytes", "gbps", axis.key});
     BandwidthPoint b{pt.U64("bytes"), Gbps(pt, "gbps")};
     uint64_t& x = b.*axis.field;
     if (pt.Has(axis.key)) {
@@ -76,7 +90,10 @@ std::vector<BandwidthPoint> ReadCurve(MapReader& m, const std::string& file, std
 
 HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file) {
   YAML::Node root = ParseYaml(text, file);
-  MapReader r(root, file, "hardware spec");
+  MapReader r(
+      root, file, "hardware spec",
+      {"name", "display_name", "vendor", "memory_bytes", "usable_memory_bytes",
+       "memory_bandwidth_gbps", "flops", "interconnect_gbps", "source", "source_url", "measured"});
   HardwareSpec h;
   h.origin = file;
   h.name = r.Str("name");
@@ -94,9 +111,19 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
   }
   h.memory_bandwidth_gbps = Gbps(r, "memory_bandwidth_gbps");
   if (r.Has("flops")) {
-    MapReader f(r.Child("flops"), file, "flops");
-    for (const char* dtype : {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"}) {
-      if (auto v = f.OptNum(dtype)) h.flops[dtype] = *v;
+    static const std::vector<std::string> kDtypes = {"fp64", "fp32", "tf32", "fp16",
+                                                     "bf16", "fp8",  "int8", "fp4"};
+    MapReader f(r.Child("flops"), file, "flops", kDtypes);
+    for (const std::string& dtype : kDtypes) {
+      if (auto v = f.OptNum(dtype)) {
+        if (*v < HardwareLimits::kMinFlops) {
+          Fail(
+              "{}{}: {} FLOP/s is below kvplan's minimum of {:g} FLOP/s (see "
+              "docs/reliability.md)",
+              f.Pos(dtype).Prefix(), dtype, Written(f, dtype), HardwareLimits::kMinFlops);
+        }
+        h.flops[dtype] = *v;
+      }
     }
     f.Finish();
   } else {
@@ -106,7 +133,8 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
   h.source = r.Str("source");
   h.source_url = r.OptStr("source_url").value_or("");
   if (r.Has("measured")) {
-    MapReader m(r.Child("measured"), file, "measured");
+    MapReader m(r.Child("measured"), file, "measured",
+                {"device", "machine", "read_ceiling_gbps", "threads", "curve", "weights_curve"});
     MeasuredProfile p;
     p.device = m.Str("device");
     if (p.device != "cpu" && p.device != "cuda") {

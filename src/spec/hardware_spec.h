@@ -47,6 +47,12 @@ struct HardwareLimits {
   // point): 1 PB/s; largest published: 8 TB/s. Keeps GB/s figures printable
   // as whole numbers (1e20 printed as 2^63).
   static constexpr double kMaxGbps = 1e6;
+  // The smallest bandwidth (1 MB/s) and peak FLOP/s (1 MFLOP/s) taken: far
+  // below any device kvplan plans for (a CPU core streams ~10 GB/s), and high
+  // enough that times computed from them stay printable (1e-300 GB/s made a
+  // TTFT of "inf ms").
+  static constexpr double kMinGbps = 1e-3;
+  static constexpr double kMinFlops = 1e6;
 };
 
 struct HardwareSpec {

@@ -552,12 +552,13 @@ const Arch& FindArch(const YAML::Node& root, const std::string& file) {
   }
   std::string list;
   for (const std::string& n : SupportedHfArchitectures()) list += (list.empty() ? "" : ", ") + n;
-  std::string what = !name.empty() ? "architecture '" + name + "'"
-                     : !type.empty() ? "model_type '" + type + "'"
-                                     : std::string("a config with no architectures or model_type");
-  Fail("{}: unsupported {}: kvplan will not guess its cache layout (supported: {}); write a "
-       "spec YAML by hand (docs/model-spec.md)",
-       file, what, list);
+  std::string what = !name.empty()   ? "unsupported architecture '" + name + "'"
+                     : !type.empty() ? "unsupported model_type '" + type + "'"
+                                     : std::string("no architectures or model_type in the config");
+  Fail(
+      "{}: {}: kvplan will not guess its cache layout (supported: {}); write a spec YAML by "
+      "hand (docs/model-spec.md)",
+      file, what, list);
 }
 
 std::string DefaultName(const Config& c, const std::string& file) {
@@ -585,6 +586,10 @@ Draft Build(const YAML::Node& root, const std::string& file, const std::string& 
   if (!root.IsMap()) Fail("{}: expected a JSON object (a Hugging Face config.json)", file);
   const Arch& a = FindArch(root, file);
   YAML::Node text = Lookup(root, "text_config");
+  if (!IsAbsent(text) && !text.IsMap()) {
+    Fail("{}text_config: expected a map (the language model's settings)",
+         PosOf(text, file).Prefix());
+  }
   bool nested = text.IsDefined() && text.IsMap();
   if (a.family == Family::kGemma3 && std::string(a.name) == "Gemma3ForConditionalGeneration" &&
       !nested) {
@@ -599,6 +604,7 @@ Draft Build(const YAML::Node& root, const std::string& file, const std::string& 
   std::optional<std::string> repo = Config(root, root, file, "").S("_name_or_path");
   if (repo && repo->find('/') != std::string::npos && repo->front() != '/' &&
       repo->front() != '.') {
+    CheckNameChars(*repo, PosOf(Lookup(root, "_name_or_path"), file).Prefix(), "_name_or_path");
     s.hf_repo = *repo;
   }
   s.source = file;
@@ -933,6 +939,7 @@ std::vector<std::string> SupportedHfArchitectures() {
 
 HfImport ImportHfConfig(const std::string& text, const std::string& file,
                         const std::string& name) {
+  CheckNameChars(name, "", "--name");
   YAML::Node root = ParseYaml(text, file);
   Draft d = Build(root, file, name);
   HfImport out;

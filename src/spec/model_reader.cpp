@@ -36,7 +36,8 @@ std::string ParseWeightDtype(const std::string& s, const SourcePos& pos,
 
 // The `quantization:` block: the checkpoint's quantization_config.
 QuantSpec ParseQuantization(MapReader& r, const ModelSpec& s, const std::string& file) {
-  MapReader q(r.Child("quantization"), file, "quantization");
+  MapReader q(r.Child("quantization"), file, "quantization",
+              {"format", "block", "group_size", "parts"});
   QuantSpec out;
   out.format = ParseWeightDtype(q.Str("format"), q.Pos("format"), "format");
   if (out.format == "fp32" || out.format == "fp16" || out.format == "bf16") {
@@ -109,14 +110,42 @@ QuantSpec ParseQuantization(MapReader& r, const ModelSpec& s, const std::string&
 
 ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
   YAML::Node root = ParseYaml(text, file);
-  MapReader r(root, file, "model spec");
+  MapReader r(root, file, "model spec",
+              {"name",
+               "hf_repo",
+               "source",
+               "architecture",
+               "layers",
+               "hidden_size",
+               "query_heads",
+               "kv_heads",
+               "head_dim",
+               "v_head_dim",
+               "max_context",
+               "params",
+               "weight_dtype",
+               "vocab_size",
+               "intermediate_size",
+               "tie_embeddings",
+               "mlp",
+               "attention_bias",
+               "norm",
+               "attention",
+               "params_source",
+               "moe",
+               "mla",
+               "mamba",
+               "quantization",
+               "layer_groups"});
   ModelSpec s;
   s.origin = file;
   for (const auto& it : root) {
     s.field_pos[it.first.Scalar()] = r.Pos(it.first.Scalar());
   }
   s.name = r.Str("name");
+  CheckNameChars(s.name, r.Pos("name").Prefix(), "name");
   s.hf_repo = r.OptStr("hf_repo").value_or("");
+  CheckNameChars(s.hf_repo, r.Pos("hf_repo").Prefix(), "hf_repo");
   s.source = r.Str("source");
   s.architecture = r.OptStr("architecture").value_or("");
   s.layers = r.U64("layers");
@@ -144,7 +173,9 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
   r.OptStr("params_source");  // documentation only
 
   if (r.Has("moe")) {
-    MapReader m(r.Child("moe"), file, "moe");
+    MapReader m(r.Child("moe"), file, "moe",
+                {"experts", "experts_per_token", "intermediate_size", "shared_experts",
+                 "dense_layers", "period", "offset"});
     MoeSpec moe;
     moe.experts = m.U64("experts");
     moe.experts_per_token = m.U64("experts_per_token");
@@ -159,7 +190,9 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
     r.OptStr("moe");
   }
   if (r.Has("mla")) {
-    MapReader m(r.Child("mla"), file, "mla");
+    MapReader m(
+        r.Child("mla"), file, "mla",
+        {"kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "q_lora_rank", "v_head_dim"});
     MlaSpec mla;
     mla.kv_lora_rank = m.U64("kv_lora_rank");
     mla.qk_rope_head_dim = m.U64("qk_rope_head_dim");
@@ -172,7 +205,7 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
     r.OptStr("mla");
   }
   if (r.Has("mamba")) {
-    MapReader m(r.Child("mamba"), file, "mamba");
+    MapReader m(r.Child("mamba"), file, "mamba", {"d_state", "d_conv", "expand", "dt_rank"});
     MambaSpec mb;
     mb.d_state = m.U64("d_state");
     mb.d_conv = m.U64("d_conv");
@@ -198,7 +231,9 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
            r.Pos("layer_groups").Prefix(), groups.size(), ModelLimits::kMaxLayerGroups);
     }
     for (size_t i = 0; i < groups.size(); ++i) {
-      MapReader g(groups[i], file, fmt::format("layer_groups[{}]", i));
+      MapReader g(groups[i], file, fmt::format("layer_groups[{}]", i),
+                  {"kind", "layers", "every", "offset", "window", "chunk", "kv_heads", "head_dim",
+                   "v_head_dim", "state_bytes"});
       LayerGroup lg;
       lg.pos = g.Pos();
       lg.kind = ParseKind(g.Str("kind"), g.Pos("kind"));
@@ -224,6 +259,10 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
       lg.state_bytes = g.OptU64("state_bytes").value_or(0);
       if (lg.state_bytes != 0 && lg.kind != LayerKind::kState) {
         Fail("{}state_bytes: only state groups take state_bytes", g.Pos("state_bytes").Prefix());
+      }
+      if (lg.state_bytes > ModelLimits::kMaxStateBytes) {
+        Fail("{}state_bytes: {} is over kvplan's limit of {} (see docs/reliability.md)",
+             g.Pos("state_bytes").Prefix(), lg.state_bytes, ModelLimits::kMaxStateBytes);
       }
       g.Finish();
       s.groups.push_back(lg);

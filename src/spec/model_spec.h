@@ -158,6 +158,8 @@ struct ModelLimits {
   static constexpr uint64_t kMaxWidth = 1ull << 24;       // hidden, intermediate, vocab (16.7M)
   static constexpr uint64_t kMaxExperts = 65536;          // largest published: 384
   static constexpr uint64_t kMaxParams = 1'000'000'000'000'000;  // 10^15; largest published ~1T
+  // A state group's bytes per sequence per layer: 4 GiB; bundled: 311,296 (Jamba).
+  static constexpr uint64_t kMaxStateBytes = 1ull << 32;
 };
 
 /// Checks every cross-field rule (heads divide, groups add up, windows > 0...)

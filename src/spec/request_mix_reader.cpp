@@ -1,14 +1,11 @@
 #include "spec/request_mix_reader.h"
 
 #include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <cstdlib>
 #include <vector>
 
+#include "spec/yaml_reader.h"
 #include "util/error.h"
 #include "util/suggest.h"
 
@@ -346,23 +343,9 @@ RequestMix ParseRequestMix(std::string_view text, const std::string& file) {
 }
 
 RequestMix LoadRequestMix(const std::string& path) {
-  // A directory opens as a stream on Linux and reports a size of 2^63 - 1.
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) Fail("{}: is a directory, not a file", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) Fail("{}: cannot open the request mix file: {}", path, std::strerror(errno));
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  if (size < 0) Fail("{}: cannot read the request mix file", path);
-  if (static_cast<uint64_t>(size) > RequestMixLimits::kMaxFileBytes) {
-    Fail("{}: request mix file is {} bytes, more than the {} MiB limit", path, size,
-         RequestMixLimits::kMaxFileBytes >> 20);
-  }
-  in.seekg(0);
-  std::string text(static_cast<size_t>(size), '\0');
-  in.read(text.data(), size);
-  if (!in) Fail("{}: cannot read the request mix file", path);
-  return ParseRequestMix(text, path);
+  // Read like every other input (a pipe such as /dev/stdin or <(...) too),
+  // with the larger limit of a trace.
+  return ParseRequestMix(ReadTextFile(path, RequestMixLimits::kMaxFileBytes), path);
 }
 
 MixParams ParseMixSpec(std::string_view spec, std::string_view what) {

@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <stdexcept>
 
 #include "util/suggest.h"
 
@@ -210,7 +212,21 @@ bool IsAbsent(const YAML::Node& n) { return !n.IsDefined() || n.IsNull(); }
 
 }  // namespace
 
-std::string ReadTextFile(const std::string& path) {
+namespace {
+
+// A lone CR (classic Mac line endings) is a line break, as YAML says; yaml-cpp
+// and the request-mix reader only know LF and CRLF, so it becomes LF here,
+// keeping every line and column where it was.
+std::string LoneCrToLf(std::string text) {
+  for (size_t i = text.find('\r'); i != std::string::npos; i = text.find('\r', i + 1)) {
+    if (i + 1 == text.size() || text[i + 1] != '\n') text[i] = '\n';
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string ReadTextFile(const std::string& path, size_t max_bytes) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) Fail("{}: is a directory, not a file", path);
   std::ifstream in(path, std::ios::binary);
@@ -222,25 +238,24 @@ std::string ReadTextFile(const std::string& path) {
     char buf[65536];
     while (in.read(buf, sizeof buf) || in.gcount() > 0) {
       text.append(buf, static_cast<size_t>(in.gcount()));
-      if (text.size() > YamlLimits::kMaxFileBytes) {
-        Fail("{}: more than {} bytes, the limit for input files", path, YamlLimits::kMaxFileBytes);
+      if (text.size() > max_bytes) {
+        Fail("{}: more than {} bytes, the limit for input files", path, max_bytes);
       }
     }
     if (in.bad()) Fail("{}: cannot read file", path);
-    return text;
+    return LoneCrToLf(std::move(text));
   }
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
   if (size < 0) Fail("{}: cannot read file (is it a directory?)", path);
-  if (static_cast<uint64_t>(size) > YamlLimits::kMaxFileBytes) {
-    Fail("{}: file is {} bytes, over the {} byte limit for input files", path, size,
-         YamlLimits::kMaxFileBytes);
+  if (static_cast<uint64_t>(size) > max_bytes) {
+    Fail("{}: file is {} bytes, over the {} byte limit for input files", path, size, max_bytes);
   }
   in.seekg(0);
   std::string text(static_cast<size_t>(size), '\0');
   in.read(text.data(), size);
   if (!in) Fail("{}: cannot read file", path);
-  return text;
+  return LoneCrToLf(std::move(text));
 }
 
 YAML::Node ParseYaml(const std::string& text, const std::string& file) {
@@ -295,8 +310,13 @@ SourcePos PosOf(const YAML::Node& node, const std::string& file) {
   return SourcePos{file, m.line + 1, m.column + 1};
 }
 
-MapReader::MapReader(const YAML::Node& node, std::string file, std::string what)
-    : node_(node), file_(std::move(file)), what_(std::move(what)), pos_(PosOf(node, file_)) {
+MapReader::MapReader(const YAML::Node& node, std::string file, std::string what,
+                     std::vector<std::string> fields)
+    : node_(node),
+      file_(std::move(file)),
+      what_(std::move(what)),
+      fields_(std::move(fields)),
+      pos_(PosOf(node, file_)) {
   if (!node_.IsMap()) Fail("{}{}: expected a map of fields", pos_.Prefix(), what_);
   std::set<std::string, std::less<>> seen;
   for (const auto& it : node_) {
@@ -347,10 +367,17 @@ YAML::Node MapReader::Value(std::string_view key) {
 }
 
 void MapReader::FailMissing(std::string_view key) const {
-  // A missing field is most often a typo of it: point at the typo instead.
+  // `key:` written with no value: point at it, not at the map.
+  for (const auto& it : node_) {
+    if (it.first.Scalar() == key) {
+      Fail("{}{}: no value (the field is required)", PosOf(it.first, file_).Prefix(), key);
+    }
+  }
+  // A missing field is most often a typo of it: point at the typo instead,
+  // never at a field of this map (read later, so not asked for yet).
   for (const auto& it : node_) {
     const std::string& other = it.first.Scalar();
-    if (asked_.count(other) != 0 || other == key) continue;
+    if (std::find(fields_.begin(), fields_.end(), other) != fields_.end()) continue;
     if (!ClosestNames(other, {std::string(key)}, 1).empty()) {
       Fail("{}{}: unknown field in {} (did you mean '{}'?)", PosOf(it.first, file_).Prefix(),
            other, what_, key);
@@ -429,12 +456,32 @@ YAML::Node MapReader::Child(std::string_view key) {
 }
 
 void MapReader::Finish() const {
-  std::vector<std::string> known(asked_.begin(), asked_.end());
+  for (const std::string& key : asked_) {
+    if (std::find(fields_.begin(), fields_.end(), key) == fields_.end()) {
+      throw std::logic_error(
+          fmt::format("MapReader for {}: '{}' is read but not in its list of fields", what_, key));
+    }
+  }
   for (const auto& it : node_) {
     const std::string& key = it.first.Scalar();
     if (asked_.count(key) == 0) {
       Fail("{}{}: unknown field in {}{}", PosOf(it.first, file_).Prefix(), key, what_,
-           DidYouMean(key, known));
+           DidYouMean(key, fields_));
+    }
+  }
+}
+
+void CheckNameChars(std::string_view text, const std::string& at, std::string_view field) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0u;
+    // U+0080 to U+009F are 0xc2 then the code point's own byte in UTF-8.
+    const unsigned cp = b < 0x20 || b == 0x7f                       ? b
+                        : b == 0xc2 && next >= 0x80 && next <= 0x9f ? next
+                                                                    : 0;
+    if (cp != 0 || b == 0) {
+      Fail("{}{}: has a control character (U+{:04X}); a name is one line of printable text", at,
+           field, cp);
     }
   }
 }
@@ -469,7 +516,9 @@ uint64_t ScalarU64At(const YAML::Node& node, const SourcePos& pos, std::string_v
   for (char c : s) {
     if (c == '_') continue;
     if (c < '0' || c > '9') {
-      if (!s.empty() && s[0] == '-') Fail("{}{}: must be positive, got {}", at, field, s);
+      if (!s.empty() && s[0] == '-') {
+        Fail("{}{}: must be {}, got {}", at, field, allow_zero ? "0 or more" : "positive", s);
+      }
       Fail("{}{}: expected a whole number, got '{}'", at, field, s);
     }
     digits += c;
@@ -494,9 +543,13 @@ double ScalarNum(const YAML::Node& node, const std::string& file, std::string_vi
   char* end = nullptr;
   errno = 0;
   double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE) {
+  // ERANGE is also set on underflow (1e-308 is a denormal, 1e-400 reads as
+  // 0): that is a number, only too small, which a reader's lower limit names.
+  const bool overflow = errno == ERANGE && std::fabs(v) > 1;
+  if (s.empty() || end != s.c_str() + s.size() || overflow) {
     Fail("{}{}: expected a number, got '{}'", at, field, s);
   }
+  if (errno == ERANGE && v == 0) v = std::copysign(std::numeric_limits<double>::denorm_min(), v);
   if (!std::isfinite(v)) Fail("{}{}: must be a finite number, got '{}'", at, field, s);
   if (v < 0 || (v == 0 && !allow_zero)) Fail("{}{}: must be positive, got {}", at, field, s);
   return v;

@@ -30,8 +30,9 @@ struct YamlLimits {
   static constexpr size_t kMaxScalarBytes = 16 * 1024;       // one key or value
 };
 
-/// Reads a whole file (at most YamlLimits::kMaxFileBytes). Throws Error "file: ...".
-std::string ReadTextFile(const std::string& path);
+/// Reads a whole file, pipe or device (at most `max_bytes`), a lone CR read as
+/// a line break (LF). Throws Error "file: ...".
+std::string ReadTextFile(const std::string& path, size_t max_bytes = YamlLimits::kMaxFileBytes);
 
 /// Parses `text` as one YAML (or JSON) document named `file`. Throws Error with
 /// file:line:col on malformed input, bytes that are not UTF-8, an empty
@@ -46,7 +47,12 @@ SourcePos PosOf(const YAML::Node& node, const std::string& file);
 class MapReader {
  public:
   /// `what` names the map in messages ("model spec", "layer_groups[2]").
-  MapReader(const YAML::Node& node, std::string file, std::string what);
+  /// `fields` lists every key the caller may ask for, so that a missing
+  /// required field is never blamed on a valid key not read yet (v_head_dim
+  /// is no typo of a missing head_dim); asking for a key not listed is a bug
+  /// that Finish() reports.
+  MapReader(const YAML::Node& node, std::string file, std::string what,
+            std::vector<std::string> fields);
 
   bool Has(std::string_view key) const;       // present with a value (not null)
   bool Written(std::string_view key) const;   // present, even as `key:` with no value
@@ -67,7 +73,7 @@ class MapReader {
   /// A child map or list; Error if absent (use Has() first for optional ones).
   YAML::Node Child(std::string_view key);
 
-  /// Error on the first key that was never asked for, suggesting the closest known one.
+  /// Error on the first key that was never asked for, suggesting the closest field.
   void Finish() const;
 
  private:
@@ -78,9 +84,15 @@ class MapReader {
   YAML::Node node_;
   std::string file_;
   std::string what_;
+  std::vector<std::string> fields_;
   SourcePos pos_;
   std::set<std::string, std::less<>> asked_;
 };
+
+/// Error "AT FIELD: has a control character (U+000A); ..." when a name
+/// holds one (C0, DEL or C1: a newline, a tab, \u0001), which would break
+/// the tables it is printed in and the YAML it is written back to.
+void CheckNameChars(std::string_view text, const std::string& at, std::string_view field);
 
 /// `text` as a double-quoted YAML scalar that ParseYaml reads back unchanged
 /// (quotes, backslashes and control characters escaped), for writers.
