@@ -155,3 +155,19 @@ TEST_CASE("a YAML file with CR-only line endings reads, errors at their lines") 
   CHECK_THROWS_WITH(ParseModelYaml(ReadTextFile(dir + "/bad.yaml"), "bad.yaml"),
                     "bad.yaml:3:1: malformed YAML: end of sequence flow not found");
 }
+
+TEST_CASE("MapReader: a key read but missing from the reader's list of fields fails the tests") {
+  // tests/main.cpp sets KVPLAN_CHECK_FIELDS: a stale list is a logic error
+  // here (a user's kvplan reads the key and goes on).
+  const YAML::Node node = kvplan::ParseYaml("a: 1\nb: 2\n", "m.yaml");
+  kvplan::MapReader r(node, "m.yaml", "map", {"a"});
+  CHECK(r.U64("a") == 1);
+  CHECK(r.U64("b") == 2);
+  CHECK_THROWS_WITH_AS(r.Finish(), "MapReader for map: 'b' is read but not in its list of fields",
+                       std::logic_error);
+  // Listed, it is a field like any other; an unlisted key not read is the user's typo.
+  kvplan::MapReader ok(node, "m.yaml", "map", {"a", "b"});
+  ok.U64("a");
+  CHECK_THROWS_WITH_AS(ok.Finish(), "m.yaml:2:1: b: unknown field in map (did you mean 'a'?)",
+                       kvplan::Error);
+}
