@@ -87,6 +87,19 @@ TEST_CASE("request mix: every malformed input names file:line") {
   CHECK(err("{\"prompt_tokens\": 3, \"output_tokens\": 2} x", "m.jsonl") ==
         "m.jsonl:1:42: text after the JSON object");
   CHECK(err("[1, 2]", "m.jsonl") == "m.jsonl:1:1: malformed JSON: expected '{', found '['");
+  // Keys kvplan does not read still hold JSON values, strictly.
+  const std::string head = "{\"prompt_tokens\": 10, \"output_tokens\": 5, \"x\": ";
+  CHECK(err(head + "tru}", "m.jsonl") ==
+        "m.jsonl:1:48: malformed JSON: expected a value, found 't'");
+  CHECK(err(head + "-}", "m.jsonl") ==
+        "m.jsonl:1:48: malformed JSON: invalid number: a digit must follow '-'");
+  CHECK(err(head + "\"\\q\"}", "m.jsonl") == "m.jsonl:1:49: malformed JSON: invalid escape '\\q'");
+  CHECK(err(head + "\"a\tb\"}", "m.jsonl") ==
+        "m.jsonl:1:50: malformed JSON: control character 0x09 inside a string");
+  CHECK(err(head + "[1, {\"a\": null}], \"y\": \"ok\"}", "m.jsonl") == "no error");
+  // The counts are JSON numbers too: no leading zero.
+  CHECK(err("{\"prompt_tokens\": 0100, \"output_tokens\": 5}", "m.jsonl") ==
+        "m.jsonl:1:19: malformed JSON: invalid number: a leading zero");
   CHECK_THROWS_WITH(LoadRequestMix("/nonexistent/mix.csv"),
                     "/nonexistent/mix.csv: cannot open file: No such file or directory");
 }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "spec/json_syntax.h"
 #include "spec/yaml_reader.h"
 #include "util/error.h"
 #include "util/suggest.h"
@@ -193,8 +194,18 @@ class JsonLine {
           have = true;
           size_t start = i_;
           if (Peek() == '"') Fail("{}{}: a string, not a number of tokens", At(start), key);
-          SkipValue();
+          // The token as written, for ParseCount's own messages (NaN, -1,
+          // 1.5); then it must also be a JSON number (no leading zero).
+          while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) ||
+                                    s_[i_] == '-' || s_[i_] == '+' || s_[i_] == '.')) {
+            ++i_;
+          }
+          if (i_ == start) SkipValue();  // an object, a list...: its JSON error
           uint64_t v = ParseCount(s_.substr(start, i_ - start), Pos(start), key);
+          const size_t end = i_;
+          i_ = start;
+          SkipValue();
+          if (i_ != end) Fail("{}malformed JSON: expected ',' or '}}'", At(i_));
           (key == "prompt_tokens" ? r.prompt_tokens : r.output_tokens) = v;
         } else {
           SkipValue();
@@ -245,46 +256,12 @@ class JsonLine {
       out += c;
     }
   }
-  void SkipValue(int depth = 0) {
-    if (depth > 32) Fail("{}JSON nested too deeply", At(i_));
-    char c = Peek();
-    if (c == '"') {
-      String();
-    } else if (c == '{' || c == '[') {
-      char close = c == '{' ? '}' : ']';
-      ++i_;
-      Ws();
-      if (Peek() == close) {
-        ++i_;
-        return;
-      }
-      while (true) {
-        Ws();
-        if (c == '{') {
-          String();
-          Ws();
-          Expect(':');
-          Ws();
-        }
-        SkipValue(depth + 1);
-        Ws();
-        if (Peek() == ',') {
-          ++i_;
-          continue;
-        }
-        Expect(close);
-        return;
-      }
-    } else {
-      size_t start = i_;
-      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-' ||
-                                s_[i_] == '+' || s_[i_] == '.')) {
-        ++i_;
-      }
-      if (i_ == start) {
-        Fail("{}malformed JSON: expected a value, found {}", At(i_),
-             i_ < s_.size() ? fmt::format("'{}'", s_[i_]) : std::string("end of line"));
-      }
+  // Any JSON value, strictly (a key kvplan does not read is still JSON).
+  void SkipValue() {
+    try {
+      i_ = JsonValueEnd(s_, i_);
+    } catch (const JsonSyntaxError& e) {
+      Fail("{}malformed JSON: {}", At(e.offset), e.what);
     }
   }
 
