@@ -122,6 +122,12 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
               "docs/reliability.md)",
               f.Pos(dtype).Prefix(), dtype, Written(f, dtype), HardwareLimits::kMinFlops);
         }
+        if (*v > HardwareLimits::kMaxFlops) {
+          Fail(
+              "{}{}: {:g} FLOP/s is over kvplan's limit of {:g} FLOP/s (10 EFLOP/s; see "
+              "docs/reliability.md)",
+              f.Pos(dtype).Prefix(), dtype, *v, HardwareLimits::kMaxFlops);
+        }
         h.flops[dtype] = *v;
       }
     }

@@ -53,6 +53,9 @@ struct HardwareLimits {
   // TTFT of "inf ms").
   static constexpr double kMinGbps = 1e-3;
   static constexpr double kMinFlops = 1e6;
+  // The largest peak taken: 10 EFLOP/s (largest published per device: B200
+  // fp4, ~2e16); 1e300 printed TFLOP/s as 1e+288.
+  static constexpr double kMaxFlops = 1e19;
 };
 
 struct HardwareSpec {
