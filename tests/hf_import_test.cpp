@@ -465,3 +465,17 @@ TEST_CASE("models --verify reports every differing field, exit 1; agreement exit
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "kvplan: error: --verify needs --against config.json\n");
 }
+
+TEST_CASE(
+    "import-hf from a path with a newline: the path is quoted and escaped, the spec reads back") {
+  const std::string dir = TempDir();
+  const std::string sub = dir + "/we\nird";
+  std::filesystem::create_directories(sub);
+  std::filesystem::copy_file(SourcePath("tests/data/hf/falcon-7b.json"), sub + "/config.json");
+  kvplan::test::CliResult r = RunKvplan("import-hf 'we\nird/config.json'", dir);
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.rfind("# Imported by `kvplan import-hf` from \"we\\x0aird/config.json\".\n", 0) == 0);
+  CHECK(r.out.find("\nsource: \"we\\x0aird/config.json\"\n") != std::string::npos);
+  CHECK(RunKvplan("size 'we\nird/config.json'", dir).exit_code == 0);
+}

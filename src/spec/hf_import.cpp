@@ -828,17 +828,17 @@ std::string Quote(const std::string& s) {
   for (char ch : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   static const std::set<std::string> kWords = {"null", "~", "true", "false", "yes", "no",
                                                "on", "off", "y", "n"};
-  bool plain = !s.empty() && s.find_first_of(":#'\"{}[],&*!|>%@`") == std::string::npos &&
-               s.front() != ' ' && s.back() != ' ' && s.front() != '-' && !kWords.count(lower) &&
-               !std::isdigit(static_cast<unsigned char>(s.front())) && s.front() != '.' &&
-               s.front() != '+';
-  if (plain) return s;
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
-  }
-  return out + "\"";
+  const bool control = std::any_of(s.begin(), s.end(), [](char ch) {
+    const auto u = static_cast<unsigned char>(ch);
+    return u < 0x20 || u == 0x7f;
+  });
+  bool plain =
+      !s.empty() && !control && s.find_first_of(":#'\"{}[],&*!|>%@`") == std::string::npos &&
+      s.front() != ' ' && s.back() != ' ' && s.front() != '-' && !kWords.count(lower) &&
+      !std::isdigit(static_cast<unsigned char>(s.front())) && s.front() != '.' && s.front() != '+';
+  // Else double-quoted, control characters escaped (a path with a newline
+  // is still one line of YAML).
+  return plain ? s : YamlQuote(s);
 }
 
 std::string Emit(const Draft& d, const std::string& file) {
@@ -848,7 +848,12 @@ std::string Emit(const Draft& d, const std::string& file) {
     return it == d.why.end() ? std::string() : it->second;
   };
   std::string out;
-  out += fmt::format("# Imported by `kvplan import-hf` from {}.\n", file);
+  // A path with a newline must not end the comment: quoted, escaped.
+  const bool control = std::any_of(file.begin(), file.end(), [](char ch) {
+    return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+  });
+  out +=
+      fmt::format("# Imported by `kvplan import-hf` from {}.\n", control ? YamlQuote(file) : file);
   out += "# Every value is from the config unless its comment says otherwise; check the\n"
          "# comments (assumptions and class defaults) before trusting the numbers.\n";
   for (const std::string& h : d.header) out += "# Note: " + h + "\n";
