@@ -396,3 +396,47 @@ TEST_CASE("kvplan paging under vLLM with a hybrid model: vLLM's own groups and b
   CHECK(llama.out.find("\"block_bytes\": 2097152,") != std::string::npos);  // 16 x 131,072
   CHECK(llama.out.find("\"budget_blocks\": 26909,") != std::string::npos);
 }
+
+TEST_CASE(
+    "kvplan paging: a shared prefix under vLLM's groups counts padding as allocated, never as "
+    "used") {
+  // 26 full + 14 sliding layers: groups of 14, the full layers padded to 28.
+  // The used bytes of the shared blocks are the tokens' own, so used stays
+  // below allocated (it wrapped past 2^64 when the padding was subtracted).
+  const std::string dir = TempDir();
+  WriteFile(dir, "m.yaml",
+            "name: padtest\n"
+            "source: test\n"
+            "layers: 40\n"
+            "hidden_size: 4096\n"
+            "query_heads: 32\n"
+            "kv_heads: 8\n"
+            "head_dim: 128\n"
+            "max_context: 32768\n"
+            "params: 8000000000\n"
+            "weight_dtype: bf16\n"
+            "vocab_size: 128256\n"
+            "intermediate_size: 14336\n"
+            "layer_groups:\n"
+            "  - kind: full\n"
+            "    layers: 26\n"
+            "  - kind: sliding\n"
+            "    layers: 14\n"
+            "    every: 3\n"
+            "    offset: 0\n"
+            "    window: 128\n"
+            "");
+  std::string mix = "prompt_tokens,output_tokens\n";
+  for (int i = 0; i < 40; ++i) mix += "4096,0\n";
+  WriteFile(dir, "mix.csv", mix);
+  CliResult r = RunKvplan(
+      "paging m.yaml --gpu h100-sxm --max-model-len 8K --requests mix.csv --enable-prefix-caching "
+      "--shared-prefix 4096 --format json",
+      dir);
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  const size_t at = r.out.find("\"prefix_sharing\": {");
+  REQUIRE(at != std::string::npos);
+  CHECK(r.out.find("\"allocated_bytes\": 800063488,", at) != std::string::npos);
+  CHECK(r.out.find("\"used_bytes\": 729808896,", at) != std::string::npos);
+}

@@ -1,8 +1,11 @@
 #include "plan/request_mix.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 #include <thread>
 
@@ -108,8 +111,29 @@ TEST_CASE("request mix files are read like every other input: pipes, and the siz
   // A pipe (`--requests /dev/stdin`, `<(...)`) has no size to seek to.
   const std::string fifo = kvplan::test::TempDir() + "/mix.fifo";
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-  std::thread writer([&] { std::ofstream(fifo) << "prompt_tokens,output_tokens\n100,10\n"; });
-  RequestMix mix = LoadRequestMix(fifo);
+  // The writer opens without blocking (ENXIO until the reader has opened)
+  // and gives up after ~5 s, so a reader that never opens fails the test
+  // instead of hanging it; the thread is joined on every path.
+  std::thread writer([&] {
+    const std::string text = "prompt_tokens,output_tokens\n100,10\n";
+    for (int tries = 0; tries < 500; ++tries) {
+      const int fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+      if (fd >= 0) {
+        CHECK(write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+        close(fd);
+        return;
+      }
+      if (errno != ENXIO) return;
+      usleep(10000);
+    }
+  });
+  RequestMix mix;
+  try {
+    mix = LoadRequestMix(fifo);
+  } catch (...) {
+    writer.join();
+    throw;
+  }
   writer.join();
   REQUIRE(mix.requests.size() == 1);
   CHECK(mix.requests[0].prompt_tokens == 100);

@@ -132,9 +132,14 @@ PagingResult AnalyzePaging(const KvCost& cost, const RequestMix& mix, const Pagi
     // Shared blocks are full, so every request's private bytes stay >= 0.
     uint64_t shared_bytes = CheckedMul(shared_total, sharable, "shared prefix bytes");
     uint64_t private_paged = paged - shared_bytes;
+    // The tokens' own bytes in a shared block: under vLLM's groups a block
+    // also holds padding layers, which no token uses.
+    const uint64_t sharable_used = SharableBlockBytes(cost, r.prefix_block_tokens);
+    const uint64_t shared_used = CheckedMul(shared_total, sharable_used, "shared prefix bytes");
     r.prefix.shared_bytes = pool;
     r.prefix.allocated_bytes = pool + private_paged;
-    r.prefix.used_bytes = pool + (used - shared_bytes);
+    r.prefix.used_bytes =
+        CheckedMul(pool_blocks, sharable_used, "shared prefix bytes") + (used - shared_used);
     r.prefix.mean_request_bytes = static_cast<double>(private_paged) / dn;
     r.prefix.whole_mix_fits = r.prefix.allocated_bytes <= cfg.kv_budget_bytes;
     uint64_t k =
