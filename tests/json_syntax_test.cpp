@@ -32,6 +32,12 @@ TEST_CASE("JSON syntax: valid values pass, as RFC 8259 writes them") {
     CAPTURE(ok);
     CHECK(ErrorOf(ok).empty());
   }
+  // A string's escapes decoded, \u as UTF-8; the position moves past it.
+  size_t i = 0;
+  CHECK(JsonStringValue("\"\\u0070rompt\\n\\u00e9\" x", i) == "prompt\n\xc3\xa9");
+  CHECK(i == 21);
+  i = 0;
+  CHECK_THROWS_AS(JsonStringValue("\"a\\qb\"", i), JsonSyntaxError);
   // JsonValueEnd stops right after the value.
   CHECK(JsonValueEnd("[1, 2] tail", 0) == 6);
   CHECK(JsonValueEnd("x:\"s\",", 2) == 5);
@@ -76,13 +82,17 @@ TEST_CASE("JSON syntax: what YAML would read and a JSON parser refuses, with its
   }
   // Text of several lines: line and column.
   CHECK(ErrorOf("{\n  \"a\": 1,\n}\n") ==
-        "x: not valid JSON (line 2, column 9: a trailing ',' before '}')");
+        "x: not valid JSON (its line 2, column 9: a trailing ',' before '}')");
   CHECK(ErrorOf("\n{\n  \"a\": tru\n}") ==
-        "x: not valid JSON (line 3, column 8: expected a value, found 't')");
+        "x: not valid JSON (its line 3, column 8: expected a value, found 't')");
   // Deep nesting is refused before the stack is.
   const std::string deep = std::string(65, '[') + std::string(65, ']');
   CHECK(ErrorOf(deep) == "x: not valid JSON (column 65: nested more than 64 deep)");
   CHECK(ErrorOf(std::string(64, '[') + std::string(64, ']')).empty());
+  // Counted in containers: 64 around a scalar pass, 65 fail at the 65th bracket.
+  CHECK(ErrorOf(std::string(64, '[') + "1" + std::string(64, ']')).empty());
+  CHECK(ErrorOf(std::string(65, '[') + "1" + std::string(65, ']')) ==
+        "x: not valid JSON (column 65: nested more than 64 deep)");
 }
 
 TEST_CASE(

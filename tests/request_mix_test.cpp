@@ -100,6 +100,10 @@ TEST_CASE("request mix: every malformed input names file:line") {
   CHECK(err(head + "\"a\tb\"}", "m.jsonl") ==
         "m.jsonl:1:50: malformed JSON: control character 0x09 inside a string");
   CHECK(err(head + "[1, {\"a\": null}], \"y\": \"ok\"}", "m.jsonl") == "no error");
+  // Keys too: strict strings, escapes decoded.
+  CHECK(err("{\"prompt\\_tokens\": 5, \"output_tokens\": 1}", "m.jsonl") ==
+        "m.jsonl:1:9: malformed JSON: invalid escape '\\_'");
+  CHECK(err("{\"\\u0070rompt_tokens\": 5, \"output_tokens\": 1}", "m.jsonl") == "no error");
   // The counts are JSON numbers too: no leading zero.
   CHECK(err("{\"prompt_tokens\": 0100, \"output_tokens\": 5}", "m.jsonl") ==
         "m.jsonl:1:19: malformed JSON: invalid number: a leading zero");

@@ -387,7 +387,6 @@ Setup Prepare(const LatencyOptions& o) {
   // bf16, so its weights read and its matmuls run in 16 bits.
   EngineConfig served;
   served.weight_dtype = o.weight_dtype;
-  served.quant_group_size = 128;  // ResolveEngineConfig's default
   const WeightFormat format = ResolvedWeightFormat(s.model, served);
   s.cost = ComputeModelCost(s.model, dtype, format, o.tp);
   return s;

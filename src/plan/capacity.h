@@ -85,8 +85,9 @@ struct EngineConfig {
   bool allow_long_max_model_len = false;
   bool enable_prefix_caching = false;  // recorded for the paging planner
 
-  // llama.cpp (-c/--ctx-size is max_model_len * n_parallel when n_ctx is 0).
-  uint64_t n_ctx = 0;       // total cells for all sequences; 0: 4096 (llama-server default)
+  // llama.cpp. n_ctx unset: max_model_len * n_parallel when max_model_len is
+  // given, else 4096 (llama-server's default); n_ctx_from_model: the model's.
+  uint64_t n_ctx = 0;             // total cells for all sequences; 0: see above
   bool n_ctx_from_model = false;  // -c 0: the model's max_context (llama.cpp's n_ctx_train)
   uint64_t n_parallel = 0;  // -np/--parallel sequences; 0: 1
   uint64_t n_ubatch = 0;    // physical batch; 0: 512

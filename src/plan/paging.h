@@ -75,9 +75,10 @@ struct PagingConfig {
   uint64_t max_model_len = 0;         // what the contiguous server reserves per request
   uint64_t shared_prefix_tokens = 0;  // S; 0 = no prefix sharing analysed
   /// vLLM with a hybrid model: its KV-cache groups, each block costing
-  /// group_block_bytes (padding layers included), so the paged columns are
-  /// vLLM's own allocator as `kvplan capacity` sizes it. Empty: one block
-  /// spans every caching layer.
+  /// group_block_bytes (padding layers included): the blocks and their bytes
+  /// are `kvplan capacity`'s; a request holds its steady footprint of them
+  /// (capacity's blocks_per_request is vLLM's admission worst case).
+  /// Empty: one block spans every caching layer.
   std::vector<PagingGroup> vllm_groups;
   uint64_t group_block_bytes = 0;
 };

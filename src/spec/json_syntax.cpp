@@ -16,7 +16,6 @@ class Scanner {
   explicit Scanner(std::string_view s) : s_(s) {}
 
   size_t Value(size_t i, int depth) {
-    if (depth >= kMaxDepth) Throw(i, fmt::format("nested more than {} deep", kMaxDepth));
     if (i >= s_.size()) Throw(i, "expected a value, found the end");
     const char c = s_[i];
     if (c == '{') return Container(i, depth, '}');
@@ -53,7 +52,9 @@ class Scanner {
     return i;
   }
 
+  // `depth`: containers around this one (0 at the top).
   size_t Container(size_t i, int depth, char close) {
+    if (depth >= kMaxDepth) Throw(i, fmt::format("nested more than {} deep", kMaxDepth));
     const bool object = close == '}';
     i = Ws(i + 1);
     if (i < s_.size() && s_[i] == close) return i + 1;
@@ -149,6 +150,45 @@ size_t JsonValueEnd(std::string_view text, size_t start) {
   return Scanner(text).Value(start, 0);
 }
 
+std::string JsonStringValue(std::string_view text, size_t& i) {
+  if (i >= text.size() || text[i] != '"') throw JsonSyntaxError{i, "expected a \"quoted\" string"};
+  const size_t end = JsonValueEnd(text, i);  // a valid JSON string
+  std::string out;
+  for (size_t k = i + 1; k + 1 < end; ++k) {
+    if (text[k] != '\\') {
+      out += text[k];
+      continue;
+    }
+    const char e = text[++k];
+    if (e != 'u') {
+      out += e == 'b'   ? '\b'
+             : e == 'f' ? '\f'
+             : e == 'n' ? '\n'
+             : e == 'r' ? '\r'
+             : e == 't' ? '\t'
+                        : e;
+      continue;
+    }
+    // \uXXXX as UTF-8 (each half of a surrogate pair as its own code point:
+    // enough to compare keys, which are ASCII).
+    const auto cp =
+        static_cast<unsigned>(std::stoul(std::string(text.substr(k + 1, 4)), nullptr, 16));
+    k += 4;
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xc0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+    } else {
+      out += static_cast<char>(0xe0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+    }
+  }
+  i = end;
+  return out;
+}
+
 void CheckJsonSyntax(std::string_view text, const std::string& what) {
   size_t i = 0;
   const auto ws = [&] {
@@ -170,7 +210,7 @@ void CheckJsonSyntax(std::string_view text, const std::string& what) {
     }
     const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + at, '\n'));
     const size_t col = nl == std::string_view::npos || at == 0 ? at + 1 : at - nl;
-    Fail("{}: not valid JSON (line {}, column {}: {})", what, line, col, e.what);
+    Fail("{}: not valid JSON (its line {}, column {}: {})", what, line, col, e.what);
   }
 }
 

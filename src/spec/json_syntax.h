@@ -22,8 +22,13 @@ struct JsonSyntaxError {
 /// JsonSyntaxError.
 size_t JsonValueEnd(std::string_view text, size_t start);
 
+/// The JSON string at `i` (a `"`), its escapes decoded; `i` moves past it.
+/// Throws JsonSyntaxError when it is no valid JSON string.
+std::string JsonStringValue(std::string_view text, size_t& i);
+
 /// Throws kvplan::Error "`what`: not valid JSON (column C: reason)" (text of
-/// several lines: "line L, column C") unless `text` is one JSON value with
+/// several lines: "its line L, column C", counted in the text, not the file
+/// it came from) unless `text` is one JSON value with
 /// optional whitespace around it. Lines and columns count from 1.
 void CheckJsonSyntax(std::string_view text, const std::string& what);
 

@@ -202,10 +202,8 @@ class JsonLine {
           }
           if (i_ == start) SkipValue();  // an object, a list...: its JSON error
           uint64_t v = ParseCount(s_.substr(start, i_ - start), Pos(start), key);
-          const size_t end = i_;
           i_ = start;
-          SkipValue();
-          if (i_ != end) Fail("{}malformed JSON: expected ',' or '}}'", At(i_));
+          SkipValue();  // and a JSON number (the token ends where the number does)
           (key == "prompt_tokens" ? r.prompt_tokens : r.output_tokens) = v;
         } else {
           SkipValue();
@@ -241,19 +239,15 @@ class JsonLine {
     }
     ++i_;
   }
+  // A key: a strict JSON string, its escapes decoded ("\u0070rompt_tokens"
+  // is prompt_tokens).
   std::string String() {
     Expect('"');
-    std::string out;
-    while (true) {
-      if (i_ >= s_.size()) Fail("{}malformed JSON: unterminated string", At(i_));
-      char c = s_[i_++];
-      if (c == '"') return out;
-      if (c == '\\') {
-        if (i_ >= s_.size()) Fail("{}malformed JSON: unterminated string", At(i_));
-        out += s_[i_++];  // keys of interest have no escapes; keep the escaped char
-        continue;
-      }
-      out += c;
+    --i_;
+    try {
+      return JsonStringValue(s_, i_);
+    } catch (const JsonSyntaxError& e) {
+      Fail("{}malformed JSON: {}", At(e.offset), e.what);
     }
   }
   // Any JSON value, strictly (a key kvplan does not read is still JSON).
