@@ -30,7 +30,7 @@ constexpr CurveAxis kBatchAxis{"batch", 65536, "a batch size (1 to 65536 sequenc
                                &BandwidthPoint::batch};
 
 // The value of `key` as written (1e-400 reads as the smallest double).
-std::string Written(const MapReader& m, std::string_view key) {
+std::string AsWritten(const MapReader& m, std::string_view key) {
   for (const auto& it : m.Node()) {
     if (it.first.Scalar() == key) return it.second.Scalar();
   }
@@ -45,7 +45,7 @@ double Gbps(MapReader& m, std::string_view key, bool optional = false) {
     Fail(
         "{}{}: {} GB/s is below kvplan's minimum of {:g} GB/s (1 MB/s; see "
         "docs/reliability.md)",
-        m.Pos(key).Prefix(), key, Written(m, key), HardwareLimits::kMinGbps);
+        m.Pos(key).Prefix(), key, AsWritten(m, key), HardwareLimits::kMinGbps);
   }
   if (v > HardwareLimits::kMaxGbps) {
     Fail("{}{}: {:g} GB/s is over kvplan's limit of {:g} GB/s (1 PB/s; see docs/reliability.md)",
@@ -120,7 +120,7 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
           Fail(
               "{}{}: {} FLOP/s is below kvplan's minimum of {:g} FLOP/s (see "
               "docs/reliability.md)",
-              f.Pos(dtype).Prefix(), dtype, Written(f, dtype), HardwareLimits::kMinFlops);
+              f.Pos(dtype).Prefix(), dtype, AsWritten(f, dtype), HardwareLimits::kMinFlops);
         }
         if (*v > HardwareLimits::kMaxFlops) {
           Fail(

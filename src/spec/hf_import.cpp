@@ -821,6 +821,13 @@ void Line(std::string& out, int indent, const std::string& key, const std::strin
   out += l + "\n";
 }
 
+bool HasControlChar(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char ch) {
+    const auto u = static_cast<unsigned char>(ch);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
 std::string Quote(const std::string& s) {
   // Plain only where YAML reads it back as this text: not a null or bool
   // word (a name `null` became a missing name), nor something like a number.
@@ -828,10 +835,7 @@ std::string Quote(const std::string& s) {
   for (char ch : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   static const std::set<std::string> kWords = {"null", "~", "true", "false", "yes", "no",
                                                "on", "off", "y", "n"};
-  const bool control = std::any_of(s.begin(), s.end(), [](char ch) {
-    const auto u = static_cast<unsigned char>(ch);
-    return u < 0x20 || u == 0x7f;
-  });
+  const bool control = HasControlChar(s);
   bool plain =
       !s.empty() && !control && s.find_first_of(":#'\"{}[],&*!|>%@`") == std::string::npos &&
       s.front() != ' ' && s.back() != ' ' && s.front() != '-' && !kWords.count(lower) &&
@@ -849,9 +853,7 @@ std::string Emit(const Draft& d, const std::string& file) {
   };
   std::string out;
   // A path with a newline must not end the comment: quoted, escaped.
-  const bool control = std::any_of(file.begin(), file.end(), [](char ch) {
-    return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
-  });
+  const bool control = HasControlChar(file);
   out +=
       fmt::format("# Imported by `kvplan import-hf` from {}.\n", control ? YamlQuote(file) : file);
   out += "# Every value is from the config unless its comment says otherwise; check the\n"

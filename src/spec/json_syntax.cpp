@@ -11,6 +11,12 @@ namespace {
 
 constexpr int kMaxDepth = 64;
 
+// Past JSON's whitespace (space, tab, LF, CR) from `i`.
+size_t SkipWs(std::string_view s, size_t i) {
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+  return i;
+}
+
 class Scanner {
  public:
   explicit Scanner(std::string_view s) : s_(s) {}
@@ -47,10 +53,7 @@ class Scanner {
     if (c < 0x20 || c >= 0x7f) return fmt::format("byte 0x{:02x}", c);
     return fmt::format("'{}'", s_[i]);
   }
-  size_t Ws(size_t i) const {
-    while (i < s_.size() && (s_[i] == ' ' || s_[i] == '\t' || s_[i] == '\n' || s_[i] == '\r')) ++i;
-    return i;
-  }
+  size_t Ws(size_t i) const { return SkipWs(s_, i); }
 
   // `depth`: containers around this one (0 at the top).
   size_t Container(size_t i, int depth, char close) {
@@ -191,15 +194,8 @@ std::string JsonStringValue(std::string_view text, size_t& i) {
 
 void CheckJsonSyntax(std::string_view text, const std::string& what) {
   size_t i = 0;
-  const auto ws = [&] {
-    while (i < text.size() &&
-           (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
-      ++i;
-  };
   try {
-    ws();
-    i = JsonValueEnd(text, i);
-    ws();
+    i = SkipWs(text, JsonValueEnd(text, SkipWs(text, 0)));
     if (i != text.size()) throw JsonSyntaxError{i, "text after the JSON value"};
   } catch (const JsonSyntaxError& e) {
     // One line: its column; several (a config.json): line and column.
