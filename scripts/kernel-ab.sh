@@ -14,6 +14,7 @@
 # CPU must have avx512f and avx512bw, and REV must have the file).
 #   scripts/kernel-ab.sh [REV] [TOKENS]      e.g. scripts/kernel-ab.sh HEAD~1 256
 #   SIMD=avx512 scripts/kernel-ab.sh HEAD
+#   DTYPES=fp16,bf16 GQA=8 SIMD=avx512 scripts/kernel-ab.sh HEAD   (a narrower sweep)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:-HEAD}

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 #include <vector>
 
 #include "kernels/cpu/tile.h"
@@ -17,6 +18,25 @@ double CpuSeconds() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
+
+// std::allocator for the float buffers, but 64-byte aligned, as the kernel's
+// own arena (decode_cpu.cpp) is: from malloc's 16-byte alignment every
+// 64-byte vector load of q straddled two cache lines, which timed the old
+// group-8 tile at ~14 GB/s here where kvplan ran it at ~18 (docs/perf.md
+// "2026-12-03 (10:00-11:00 UTC)").
+template <class T>
+struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U>
+  Aligned64(const Aligned64<U>&) {}
+  T* allocate(size_t n) {
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, size_t) { ::operator delete (p, std::align_val_t{64}); }
+  bool operator==(const Aligned64&) const { return true; }
+};
+using Floats = std::vector<float, Aligned64<float>>;
 }  // namespace
 
 // One run of `tokens` tokens of one (sequence, KV head), head_dim 128,
@@ -45,8 +65,8 @@ extern "C" double KVPLAN_AB_ENTRY(int dtype, int group, int tokens, int reps) {
     k[i - 1] = static_cast<unsigned char>(0x3E | sign);
     v[i - 1] = static_cast<unsigned char>(0x3E | sign);
   }
-  std::vector<float> ks(n, 0.01f), vs(n, 0.01f), q(g * d), m(g), l(g), acc(g * d);
-  std::vector<float> sk(kMaxTileTokens * 256), sv(kMaxTileTokens * 256), ss(g * kMaxTileTokens);
+  Floats ks(n, 0.01f), vs(n, 0.01f), q(g * d), m(g), l(g), acc(g * d);
+  Floats sk(kMaxTileTokens * 256), sv(kMaxTileTokens * 256), ss(g * kMaxTileTokens);
   for (size_t i = 0; i < q.size(); ++i) q[i] = 0.1f * std::sin(0.1f * static_cast<float>(i));
   Run run;
   run.k = k.data();

@@ -1,13 +1,34 @@
 // scripts/kernel-ab.sh's driver: times the old and the new AVX2 tile code
 // turn about, 15 rounds per shape, and prints the median of the per-round
-// speed ratios (new/old) with its interquartile range.
+// speed ratios (new/old) with its interquartile range. DTYPES (e.g.
+// "fp16,bf16") and GQA (GQA groups, e.g. "4,8"; GROUPS is taken by bash) in the environment narrow
+// the sweep.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
 
 extern "C" double ab_old(int dtype, int group, int tokens, int reps);
 extern "C" double ab_new(int dtype, int group, int tokens, int reps);
+
+namespace {
+// Whether `item` is one of the comma-separated names in environment variable
+// `var` (unset or empty: every item is).
+bool Wanted(const char* var, const char* item) {
+  const char* list = std::getenv(var);
+  if (list == nullptr || *list == '\0') return true;
+  const size_t n = std::strlen(item);
+  for (const char* p = list; *p != '\0';) {
+    const char* end = std::strchr(p, ',');
+    const size_t len = end != nullptr ? static_cast<size_t>(end - p) : std::strlen(p);
+    if (len == n && std::strncmp(p, item, n) == 0) return true;
+    p += len + (end != nullptr ? 1 : 0);
+  }
+  return false;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   const int tokens = argc > 1 ? std::atoi(argv[1]) : 256;
@@ -15,7 +36,9 @@ int main(int argc, char** argv) {
   const int element_bytes[] = {4, 2, 2, 1, 1};
   std::printf("%-6s %5s  %9s  %9s  %14s\n", "dtype", "group", "old GB/s", "new GB/s", "new/old (IQR)");
   for (int dt = 0; dt < 5; ++dt) {
+    if (!Wanted("DTYPES", names[dt])) continue;
     for (int g : {1, 2, 4, 8}) {
+      if (!Wanted("GQA", std::to_string(g).c_str())) continue;
       std::vector<double> o, n, r;
       for (int i = 0; i < 15; ++i) {
         const double a = ab_old(dt, g, tokens, 100), b = ab_new(dt, g, tokens, 100);
