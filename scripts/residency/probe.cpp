@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,26 @@
 
 using kvplan::kernels::KvDtype;
 namespace cpu = kvplan::kernels::cpu;
+
+namespace {
+// std::allocator, 64-byte aligned as the kernel's own buffers are
+// (decode_cpu.cpp's arena): from malloc's 16-byte alignment q's vector
+// loads straddle cache lines, which slowed the group-8 tile by a quarter
+// in scripts/kernel-ab.sh (docs/perf.md "2026-12-03 (10:05-11:05 UTC)").
+template <class T>
+struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U>
+  Aligned64(const Aligned64<U>&) {}
+  T* allocate(size_t n) {
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, size_t) { ::operator delete (p, std::align_val_t{64}); }
+  bool operator==(const Aligned64&) const { return true; }
+};
+using Floats = std::vector<float, Aligned64<float>>;
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 5) {
@@ -70,8 +91,7 @@ int main(int argc, char** argv) {
 #pragma omp parallel num_threads(threads)
       {
         const int id = omp_get_thread_num();
-        std::vector<float> q(group * d, 0.01f), m(group, -1e30f), l(group, 0.0f),
-            acc(group * d, 0.0f);
+        Floats q(group * d, 0.01f), m(group, -1e30f), l(group, 0.0f), acc(group * d, 0.0f);
         auto* sk = static_cast<float*>(std::aligned_alloc(64, 64 * 128 * 4 * 8));
         auto* sv = static_cast<float*>(std::aligned_alloc(64, 64 * 128 * 4 * 8));
         auto* ss = static_cast<float*>(std::aligned_alloc(64, 64 * 64 * 4 * 64));
