@@ -23,7 +23,7 @@ double CpuSeconds() {
 // own arena (decode_cpu.cpp) is: from malloc's 16-byte alignment every
 // 64-byte vector load of q straddled two cache lines, which timed the old
 // group-8 tile at ~14 GB/s here where kvplan ran it at ~18 (docs/perf.md
-// "2026-12-03 (10:05-11:05 UTC)").
+// "2026-12-03 (10:05-10:30 UTC)").
 template <class T>
 struct Aligned64 {
   using value_type = T;

@@ -25,7 +25,7 @@ namespace {
 // std::allocator, 64-byte aligned as the kernel's own buffers are
 // (decode_cpu.cpp's arena): from malloc's 16-byte alignment q's vector
 // loads straddle cache lines, which slowed the group-8 tile by a quarter
-// in scripts/kernel-ab.sh (docs/perf.md "2026-12-03 (10:05-11:05 UTC)").
+// in scripts/kernel-ab.sh (docs/perf.md "2026-12-03 (10:05-10:30 UTC)").
 template <class T>
 struct Aligned64 {
   using value_type = T;
