@@ -258,6 +258,20 @@ TEST_CASE("gpus: the catalog, one device, json") {
   auto b200 = RunKvplan("gpus b200 --format json");
   CHECK(b200.out.find("\"usable_memory_bytes\": null") != std::string::npos);
   ExpectError("gpus h100-sx", "unknown GPU 'h100-sx' (did you mean 'h100-sxm'?); `kvplan gpus` lists the catalog");
+  // One edit from 'a100-80gb', but the edit is in the family: the h100s are
+  // offered, not the A100 alone; a family of one is found however the rest
+  // is spelt.
+  ExpectError(
+      "gpus h100-80gb",
+      "unknown GPU 'h100-80gb' (did you mean 'h100-nvl', 'h100-pcie', 'h100-sxm'?); `kvplan gpus` "
+      "lists the catalog");
+  ExpectError("gpus h200-141gb",
+              "unknown GPU 'h200-141gb' (did you mean 'h200'?); `kvplan gpus` lists the catalog");
+  // An edit outside the family keeps the one-edit rule: no other llamas.
+  ExpectError("size llama-3.1-7b",
+              "unknown model 'llama-3.1-7b' (did you mean 'llama-3.1-70b', 'llama-3.1-8b'?); "
+              "`kvplan models` "
+              "lists the catalog");
 }
 
 TEST_CASE("capacity: every example in --help runs and exits 0") {

@@ -34,6 +34,15 @@ std::vector<std::string> ClosestNames(std::string_view name,
                                       const std::vector<std::string>& candidates, size_t n) {
   std::string key = Lower(name);
   std::vector<std::tuple<size_t, size_t, std::string>> scored;  // (-prefix, distance, name)
+  // The family: a name's part before its first '-' ('h100' of 'h100-sxm').
+  // A name of the key's family is a near miss however far the rest is
+  // ('h200-141gb' for 'h200').
+  const auto family = [](const std::string& s) { return s.substr(0, s.find('-')); };
+  const std::string key_family = family(key);
+  const auto same_family = [&](const std::string& c) {
+    return key_family.size() >= 3 && key_family.size() < key.size() &&
+           family(Lower(c)) == key_family;
+  };
   for (const std::string& c : candidates) {
     std::string lc = Lower(c);
     size_t d = EditDistance(key, lc);
@@ -44,14 +53,23 @@ std::vector<std::string> ClosestNames(std::string_view name,
     if (substring) d = std::min<size_t>(d, 1);
     // A long shared prefix ("llama-3.2" vs "llama-3.1-8b") is a near miss too.
     bool shared_prefix = prefix >= 6 || (prefix >= 4 && prefix * 2 >= key.size());
-    if (d <= limit || shared_prefix) {
+    if (d <= limit || shared_prefix || same_family(c)) {
       scored.emplace_back(prefix >= 4 ? 1000 - prefix : 1000, d, c);
     }
   }
-  // A candidate one edit away is almost surely the one meant: offer only those.
+  // A candidate one edit away is almost surely the one meant: offer only
+  // those, and the names of the key's family where that edit falls in the
+  // family itself: 'h100-80gb' is one edit from
+  // 'a100-80gb' but meant one of the 'h100-...' entries.
   if (std::any_of(scored.begin(), scored.end(), [](const auto& t) { return std::get<1>(t) <= 1; })) {
+    const bool edit_in_family = std::any_of(scored.begin(), scored.end(), [&](const auto& t) {
+      return std::get<1>(t) <= 1 && family(Lower(std::get<2>(t))) != key_family;
+    });
     scored.erase(std::remove_if(scored.begin(), scored.end(),
-                                [](const auto& t) { return std::get<1>(t) > 1; }),
+                                [&](const auto& t) {
+                                  return std::get<1>(t) > 1 &&
+                                         !(edit_in_family && same_family(std::get<2>(t)));
+                                }),
                  scored.end());
   }
   std::stable_sort(scored.begin(), scored.end());
