@@ -176,15 +176,30 @@ TEST_CASE("compare, tradeoff and paging take --nodes and --gpus-per-node as capa
   CHECK(p.exit_code == 0);
 }
 
-TEST_CASE("tradeoff text: llama.cpp's allocated cells, and which limit caps the context") {
+TEST_CASE(
+    "tradeoff text: llama.cpp's rows are runs of their own, and which limit caps the context") {
+  // Each llama.cpp row is -np BATCH -c BATCH x CONTEXT, so its default -c
+  // (4,096) caps nothing: contexts run to the model's limit, as for vLLM.
   auto l = RunKvplan(
       "tradeoff gemma-3-27b --gpu rtx-4090 --engine llama.cpp --kv-cache-dtype q8_0 "
       "--weight-dtype int4");
   REQUIRE(l.exit_code == 0);
-  CHECK(l.out.find("room for 121 blocks of 256 cells; llama.cpp allocates 4,096 cells (-c); max "
-                   "context 4,096 (4K)") != std::string::npos);
-  CHECK(l.out.find("4,096 (4K) (-c / -np)") != std::string::npos);
-  CHECK(l.out.find("(model limit)") == std::string::npos);
+  CHECK(l.out.find("room for 121 blocks of 256 cells; each row runs -np BATCH -c BATCH x CONTEXT; "
+                   "max context 131,072 (128K)") != std::string::npos);
+  CHECK(l.out.find("131,072 (128K) (model limit)") != std::string::npos);
+  CHECK(l.out.find("(-c / -np)") == std::string::npos);
+  // The batch-1 row is capacity's answer at concurrency 1, to the cell.
+  auto t8 =
+      RunKvplan("tradeoff llama-3.1-8b --gpu l4 --engine llama.cpp --batches 1 --format json");
+  REQUIRE(t8.exit_code == 0);
+  CHECK(t8.out.find("\"max_context_tokens\": 54528") != std::string::npos);
+  CHECK(t8.out.find("\"max_model_len\": 131072") != std::string::npos);
+  auto c8 = RunKvplan("capacity llama-3.1-8b --gpu l4 --engine llama.cpp --concurrency 1");
+  CHECK(c8.out.find("max model len at concurrency 1   54,528") != std::string::npos);
+  auto l8k = RunKvplan(
+      "tradeoff llama-3.1-8b --gpu l4 --engine llama.cpp --max-model-len 8K --batches 1 "
+      "--no-chart");
+  CHECK(l8k.out.find("8,192 (8K) (max-model-len)") != std::string::npos);
   auto v = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --batches 1");
   CHECK(v.out.find("131,072 (128K) (model limit)") != std::string::npos);
   auto given = RunKvplan("tradeoff llama-3.1-8b --gpu h100-sxm --max-model-len 8K --batches 1");

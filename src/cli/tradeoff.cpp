@@ -79,22 +79,35 @@ Chart MakeChart(const ModelSpec& m, const HardwareSpec& hw, const CapacityResult
   return c;
 }
 
-std::string Header(const ModelSpec& m, const HardwareSpec& hw, const CapacityResult& cap) {
+// The longest context the grids consider: max-model-len, which for llama.cpp
+// is its -c over -np (4,096 by default) unless --max-model-len was given.
+// A llama.cpp row is itself a choice of -np and -c (see FitsAtConcurrency),
+// so there the default cap is the model's own context, as for the others.
+uint64_t ContextCap(const ModelSpec& m, const CapacityResult& cap, const DeployFlags& flags) {
+  if (cap.config.engine == Engine::kLlamaCpp && flags.max_model_len.empty()) {
+    return m.max_context;
+  }
+  return cap.max_model_len;
+}
+
+std::string Header(const ModelSpec& m, const HardwareSpec& hw, const CapacityResult& cap,
+                   uint64_t max_context) {
   std::string out = fmt::format("{} on {} · {} · tp {} · pp {} · weights {} · KV cache {}\n",
                                 m.name, hw.name, EngineLabel(cap.config), cap.config.tp,
                                 cap.config.pp, cap.weight_format, cap.kv_cache_dtype);
   if (cap.config.engine == Engine::kLlamaCpp) {
-    // llama.cpp allocates the n_ctx cells it is given, whatever else fits.
-    return out + fmt::format(
-                     "KV budget {} per GPU: room for {} blocks of {} cells; llama.cpp allocates {} "
-                     "cells (-c); max context {}\n",
-                     FormatBoth(cap.kv_budget_bytes), WithCommas(cap.num_blocks), cap.block_size,
-                     WithCommas(cap.cells), FormatTokens(cap.max_model_len));
+    // Each row is a llama.cpp run of its own: -np batch, -c batch x context.
+    return out +
+           fmt::format(
+               "KV budget {} per GPU: room for {} blocks of {} cells; each row runs -np BATCH "
+               "-c BATCH x CONTEXT; max context {}\n",
+               FormatBoth(cap.kv_budget_bytes), WithCommas(cap.num_blocks), cap.block_size,
+               FormatTokens(max_context));
   }
   return out +
          fmt::format("KV budget {} per GPU = {} blocks of {} tokens ({} tokens); max context {}\n",
                      FormatBoth(cap.kv_budget_bytes), WithCommas(cap.num_blocks), cap.block_size,
-                     WithCommas(cap.max_tokens), FormatTokens(cap.max_model_len));
+                     WithCommas(cap.max_tokens), FormatTokens(max_context));
 }
 
 void Run(const TradeoffOptions& o) {
@@ -105,7 +118,7 @@ void Run(const TradeoffOptions& o) {
   TradeoffInput in;
   in.num_blocks = cap.num_blocks;
   in.block_size = cap.block_size;
-  in.max_context = cap.max_model_len;
+  in.max_context = ContextCap(m, cap, o.deploy);
   in.blocks_for_request = [&cap](uint64_t n) { return cap.BlocksForRequest(n); };
   if (cap.config.engine == Engine::kLlamaCpp) {
     // The same fit as capacity --concurrency: n_parallel sequences share the window cells.
@@ -137,7 +150,7 @@ void Run(const TradeoffOptions& o) {
       j.Set("kv_budget_bytes", cap.kv_budget_bytes);
       j.Set("block_size", cap.block_size);
       j.Set("num_blocks", cap.num_blocks);
-      j.Set("max_model_len", cap.max_model_len);
+      j.Set("max_model_len", in.max_context);
       // llama.cpp has no running cap: the batch is the -np asked about.
       j.Set("max_num_seqs", RunningCapJson(cap));
       Json bc = Json::MakeArray();
@@ -183,7 +196,7 @@ void Run(const TradeoffOptions& o) {
       break;
     }
     case Format::kText: {
-      std::string out = Header(m, hw, cap) + "\n";
+      std::string out = Header(m, hw, cap, in.max_context) + "\n";
       // Memory's answer, and what the scheduler runs of it: no more than
       // max_num_seqs at once (llama.cpp serves its -np, the batch asked about).
       const bool capped = cap.RunningCap().has_value();
@@ -198,11 +211,9 @@ void Run(const TradeoffOptions& o) {
         bc.AddRow(std::move(row));
       }
       Table bb({"batch", "max context"});
-      // The cap is max-model-len: the model's own limit unless one was given
-      // (llama.cpp: its n_ctx, 4,096 by default, split over the sequences).
-      const std::string limit = cap.config.engine == Engine::kLlamaCpp ? " (-c / -np)"
-                                : cap.max_model_len == m.max_context   ? " (model limit)"
-                                                                       : " (max-model-len)";
+      // The cap is max-model-len: the model's own limit unless one was given.
+      const std::string limit =
+          in.max_context == m.max_context ? " (model limit)" : " (max-model-len)";
       for (const BatchPoint& p : t.by_batch) {
         bb.AddRow({WithCommas(p.batch) + (Queued(cap, p) ? "*" : ""),
                    p.max_context == 0 ? "does not fit"
@@ -253,8 +264,9 @@ void SetupTradeoffCommand(CLI::App& app, int& exit_code) {
 Both grids count whole KV blocks the way the engine admits requests, so the
 row at max-model-len matches `kvplan capacity`'s maximum concurrency; "runs
 at once" caps it at max-num-seqs, the scheduler's limit. For llama.cpp,
-which serves the -np sequences it was given, the batch is how far memory
-would let -np go.)");
+which serves the -np sequences it was given, each row is a run of its own
+(-np BATCH -c BATCH x CONTEXT) and the batch is how far memory would let -np
+go; contexts run to the model's own limit unless --max-model-len is given.)");
   sub->callback([o, &exit_code] {
     Run(*o);
     exit_code = 0;
