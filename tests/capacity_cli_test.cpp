@@ -503,6 +503,15 @@ TEST_CASE("llama.cpp -c 0 is the model's own context, as llama.cpp loads it") {
   REQUIRE(t.exit_code == 0);
   CHECK(t.out.find("n_ctx 131,072 cells (4 sequences x 32,768 tokens; -c 0: the model's "
                    "max_context) · n_ubatch 512\n") != std::string::npos);
+  // --max-model-len beside -c is taken where it says the same (-c / -np);
+  // apart, it is an error (tests/bad-inputs/cases.yaml).
+  CHECK(RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --engine llama.cpp -c 8192 -np 4 "
+                  "--max-model-len 2048")
+            .out.find("n_ctx 8,192 cells (4 sequences x 2,048 tokens) · n_ubatch 512\n") !=
+        std::string::npos);
+  CHECK(RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --engine llama.cpp -c 8192 -np 4 "
+                  "--max-model-len 2049")
+            .exit_code == 2);
   // Unset stays llama-server's 4,096, one sequence.
   CHECK(RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --engine llama.cpp")
             .out.find("n_ctx 4,096 cells (1 sequence x 4,096 tokens) · n_ubatch 512\n") !=

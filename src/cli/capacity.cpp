@@ -1,14 +1,16 @@
 // kvplan capacity: the memory breakdown of one deployment (weights, reserve,
 // KV budget) the way the chosen engine sizes it, tokens in cache, concurrency
 // at max-model-len, and the engine's own startup lines.
+#include "plan/capacity.h"
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "cli/commands.h"
 #include "cli/deploy_flags.h"
-#include "plan/capacity.h"
 #include "report/json.h"
 #include "report/table.h"
 #include "spec/catalog.h"
@@ -61,6 +63,20 @@ EngineConfig ToConfig(const CapacityOptions& o) {
   c.n_ubatch = OptTokens(o.ubatch, "--ubatch-size");
   if (!o.ubatch.empty() && c.n_ubatch == 0) Fail("--ubatch-size: must be at least 1");
   c.swa_full = o.swa_full;
+  // llama.cpp has one context flag, -c, for all its sequences; --max-model-len
+  // (tokens per sequence) stands in for it when -c is absent. Both given and
+  // apart, one would be ignored: an error, naming what each means.
+  if (!o.ctx_size.empty() && !o.deploy.max_model_len.empty() && c.max_model_len != 0) {
+    const uint64_t seqs = std::max<uint64_t>(1, c.n_parallel);
+    if (c.n_ctx_from_model || c.n_ctx / seqs != c.max_model_len) {
+      Fail(
+          "--max-model-len {} and -c {} -np {} disagree: llama.cpp gives each sequence -c / -np "
+          "cells{}, and --max-model-len only stands in for -c when -c is absent; give one",
+          WithCommas(c.max_model_len), c.n_ctx_from_model ? "0" : WithCommas(c.n_ctx), seqs,
+          c.n_ctx_from_model ? " (-c 0: the model's context)"
+                             : fmt::format(" ({} here)", WithCommas(c.n_ctx / seqs)));
+    }
+  }
   c.dp = o.dp;
   if (!o.max_gpu_total_bytes.empty()) {
     c.max_gpu_total_bytes = ParseBytes(o.max_gpu_total_bytes, "--max-gpu-total-bytes");
