@@ -558,6 +558,17 @@ DeployConfig ParseDeployConfig(const std::string& text, const std::string& file)
       keys.insert(keys.end(), std::begin(kVllmGraphKeys), std::end(kVllmGraphKeys));
     MapReader args(en.Child("args"), file, d.engine + " args", keys);
     ReadArgs(args, d.engine, d.args);
+    // `key:` with no value (or null) is the engine's default, as in vLLM's
+    // own --config YAML; said in a note, since it may be a value left out.
+    std::vector<std::string> unset;
+    for (const std::string& k : keys) {
+      if (args.Written(k) && !args.Has(k))
+        unset.push_back(fmt::format("{} (line {})", k, args.Pos(k).line));
+    }
+    if (!unset.empty()) {
+      d.notes.push_back(fmt::format("engine.args: no value, so the engine's default: {}",
+                                    fmt::join(unset, ", ")));
+    }
   } else {
     en.OptStr("args");
   }

@@ -347,8 +347,10 @@ bool MapReader::Written(std::string_view key) const {
 SourcePos MapReader::Pos(std::string_view key) const {
   for (const auto& it : node_) {
     if (it.first.Scalar() == key) {
+      // A null value (`key:` with nothing after it) is marked where the next
+      // token starts, often the next line: the key's own place then.
       SourcePos p = PosOf(it.second, file_);
-      return p.line > 0 ? p : PosOf(it.first, file_);
+      return p.line > 0 && !it.second.IsNull() ? p : PosOf(it.first, file_);
     }
   }
   return pos_;
