@@ -80,3 +80,19 @@ TEST_CASE("scripts/residency: the probes compile against the tree as it is") {
   // The script refuses a CPU without AVX-512 (F and BW) instead of dying on SIGILL.
   CHECK(ReadFile(SourcePath("scripts/residency.sh")).find("avx512bw") != std::string::npos);
 }
+
+TEST_CASE("scripts/kernel-ab: its driver compiles against the tree as it is") {
+  // Compiled only: drv.cpp calls the tile entries (both SIMD paths) and
+  // shares its aligned buffers with the residency probe (scripts/common).
+  const std::string dir = TempDir();
+  const std::string cxx = "c++ -std=c++20 -fsyntax-only -I'" + SourcePath("src") + "' ";
+  for (const std::string def : {"", "-DKVPLAN_AB_AVX512 "}) {
+    CAPTURE(def);
+    CHECK(Run(cxx + def + "-DKVPLAN_AB_ENTRY=ab_new '" + SourcePath("scripts/kernel-ab/drv.cpp") +
+              "' > '" + dir + "/drv.log' 2>&1") == 0);
+    CHECK(ReadFile(dir + "/drv.log").empty());
+  }
+  CHECK(Run(cxx + "'" + SourcePath("scripts/kernel-ab/main.cpp") + "' > '" + dir +
+            "/main.log' 2>&1") == 0);
+  CHECK(ReadFile(dir + "/main.log").empty());
+}

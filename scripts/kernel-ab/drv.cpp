@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <new>
 #include <vector>
 
+#include "../common/aligned.h"
 #include "kernels/cpu/tile.h"
 
 namespace {
@@ -19,24 +19,7 @@ double CpuSeconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-// std::allocator for the float buffers, but 64-byte aligned, as the kernel's
-// own arena (decode_cpu.cpp) is: from malloc's 16-byte alignment every
-// 64-byte vector load of q straddled two cache lines, which timed the old
-// group-8 tile at ~14 GB/s here where kvplan ran it at ~18 (docs/perf.md
-// "2026-12-03 (10:05-10:30 UTC)").
-template <class T>
-struct Aligned64 {
-  using value_type = T;
-  Aligned64() = default;
-  template <class U>
-  Aligned64(const Aligned64<U>&) {}
-  T* allocate(size_t n) {
-    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
-  }
-  void deallocate(T* p, size_t) { ::operator delete (p, std::align_val_t{64}); }
-  bool operator==(const Aligned64&) const { return true; }
-};
-using Floats = std::vector<float, Aligned64<float>>;
+using kvplan_scripts::Floats;  // 64-byte aligned, as the kernel's buffers (../common/aligned.h)
 }  // namespace
 
 // One run of `tokens` tokens of one (sequence, KV head), head_dim 128,

@@ -12,34 +12,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <string>
 #include <vector>
 
+#include "../common/aligned.h"
 #include "kernels/cpu/tile.h"
 
 using kvplan::kernels::KvDtype;
 namespace cpu = kvplan::kernels::cpu;
 
-namespace {
-// std::allocator, 64-byte aligned as the kernel's own buffers are
-// (decode_cpu.cpp's arena): from malloc's 16-byte alignment q's vector
-// loads straddle cache lines, which slowed the group-8 tile by a quarter
-// in scripts/kernel-ab.sh (docs/perf.md "2026-12-03 (10:05-10:30 UTC)").
-template <class T>
-struct Aligned64 {
-  using value_type = T;
-  Aligned64() = default;
-  template <class U>
-  Aligned64(const Aligned64<U>&) {}
-  T* allocate(size_t n) {
-    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
-  }
-  void deallocate(T* p, size_t) { ::operator delete (p, std::align_val_t{64}); }
-  bool operator==(const Aligned64&) const { return true; }
-};
-using Floats = std::vector<float, Aligned64<float>>;
-}  // namespace
+using kvplan_scripts::Floats;  // 64-byte aligned, as the kernel's buffers (../common/aligned.h)
 
 int main(int argc, char** argv) {
   if (argc != 5) {
