@@ -160,6 +160,21 @@ TEST_CASE("kvplan bench: json keys, a profile that reads back, --force") {
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("\"read_ceiling_gbps\": ") != std::string::npos);
   {
+    // The SIMD paths' far prefetch: off on AMD CPUs, on elsewhere; never
+    // on the scalar path, which has none.
+    const bool simd =
+        kernels::ResolveSimd(kernels::SimdPath::kAuto, 128) != kernels::SimdPath::kScalar;
+    const bool far = simd && kernels::FarPrefetchOn(kernels::CpuDecodeOptions::FarPrefetch::kAuto);
+    CHECK(r.out.find(std::string("\"far_prefetch\": ") + (far ? "true" : "false")) !=
+          std::string::npos);
+    test::CliResult t =
+        test::RunKvplan("bench --quick --max-cache 4MiB --repeats 1 --threads 1", dir);
+    REQUIRE(t.exit_code == 0);
+    CHECK(t.out.find(!simd ? " path)\n"
+                     : far ? ", far prefetch on)\n"
+                           : ", far prefetch off on AMD)\n") != std::string::npos);
+  }
+  {
     // The loop that process chose (measured there, so not necessarily this one's).
     const std::string key = "\"read_loop\": \"";
     const size_t at = r.out.find(key);

@@ -55,6 +55,7 @@ struct BenchRun {
   std::string machine;
   int threads = 0;
   kernels::SimdPath simd = kernels::SimdPath::kScalar;
+  bool far_prefetch = false;  // the SIMD paths' far prefetch into L2 (CpuDecodeOptions)
   Ceilings ceilings;
   std::optional<HardwareSpec> hardware;  // --hardware: datasheet figures
   std::vector<ShapeResult> results;
@@ -134,6 +135,7 @@ Json ToJson(const BenchRun& run, const BenchOptions& o) {
   j.Set("machine", run.machine);
   j.Set("threads", run.threads);
   j.Set("simd", kernels::SimdName(run.simd));
+  j.Set("far_prefetch", run.far_prefetch);
   j.Set("quick", o.quick);
   j.Set("read_ceiling_gbps", run.ceilings.read_gbps);
   j.Set("read_buffer_bytes", run.ceilings.read_buffer_bytes);
@@ -212,8 +214,11 @@ Table ResultTable(const BenchRun& run, bool csv) {
 std::string ToText(const BenchRun& run) {
   const Ceilings& c = run.ceilings;
   std::string out;
-  out += fmt::format("CPU decode attention on {} ({} threads, {} path)\n", run.machine, run.threads,
-                     kernels::SimdName(run.simd));
+  out += fmt::format("CPU decode attention on {} ({} thread{}, {} path{})\n", run.machine,
+                     run.threads, run.threads == 1 ? "" : "s", kernels::SimdName(run.simd),
+                     run.simd == kernels::SimdPath::kScalar ? ""
+                     : run.far_prefetch                     ? ", far prefetch on"
+                                                            : ", far prefetch off on AMD");
   out += fmt::format("read ceiling  {:.1f} GB/s  (STREAM-style read of {}, all threads, {} loop, the "
                      "fastest here; median of {} measurements, one before the sweep and one beside "
                      "each timed step: {:.1f}-{:.1f})\n",
@@ -320,6 +325,8 @@ void Run(const BenchOptions& o) {
   topt.cpu.threads = o.threads;
   topt.repeats = o.repeats > 0 ? o.repeats : (o.quick ? 5 : 7);
   run.simd = kernels::ResolveSimd(topt.cpu.simd, 128);
+  run.far_prefetch =
+      run.simd != kernels::SimdPath::kScalar && kernels::FarPrefetchOn(topt.cpu.far_prefetch);
   run.threads = o.threads > 0 ? o.threads : omp_get_max_threads();
   run.machine = kernels::MachineDescription();
 

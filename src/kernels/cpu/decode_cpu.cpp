@@ -107,6 +107,23 @@ bool CpuHasAvx512() {
 #endif
 }
 
+bool FarPrefetchOn(CpuDecodeOptions::FarPrefetch far_prefetch) {
+  switch (far_prefetch) {
+    case CpuDecodeOptions::FarPrefetch::kOn:
+      return true;
+    case CpuDecodeOptions::FarPrefetch::kOff:
+      return false;
+    case CpuDecodeOptions::FarPrefetch::kAuto:
+      break;
+  }
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool amd = __builtin_cpu_is("amd");
+  return !amd;
+#else
+  return true;
+#endif
+}
+
 std::string_view SimdName(SimdPath p) {
   switch (p) {
     case SimdPath::kAuto: return "auto";
@@ -156,6 +173,7 @@ void DecodeAttentionCpu(const DecodeArgs& a, const CpuDecodeOptions& options) {
   const DecodeShape& sh = a.shape;
   const int64_t d = sh.head_dim, group = sh.Group(), hkv = sh.kv_heads;
   const SimdPath path = ResolveSimd(options.simd, d);
+  const bool far_prefetch = FarPrefetchOn(options.far_prefetch);
   const cpu::RunFn run_fn = path == SimdPath::kAvx512 ? cpu::ProcessRunAvx512
                             : path == SimdPath::kAvx2 ? cpu::ProcessRunAvx2
                                                       : cpu::ProcessRunScalar;
@@ -240,6 +258,7 @@ void DecodeAttentionCpu(const DecodeArgs& a, const CpuDecodeOptions& options) {
           // thread reads them all next where it owns the whole block.
           const bool whole_block = t % bt == 0 && t_end >= t + bt;
           run.ahead_rows = by_block && whole_block ? (heads - h) * bt : run.n;
+          run.far_prefetch = far_prefetch;
           return run;
         };
         // Each run knows the one after it, so the kernel can prefetch across

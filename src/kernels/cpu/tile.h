@@ -27,6 +27,9 @@ struct Run {
   const void* next_k = nullptr;
   const void* next_v = nullptr;
   int64_t next_n = 0;
+  // Whether the kernel also asks the rows Pacer::kFarBytes ahead into L2
+  // (tile_simd.inc, Pacer): yes on Intel, no on AMD (CpuDecodeOptions).
+  bool far_prefetch = true;
 };
 
 /// The online-softmax state of one (sequence, KV head) over the tokens seen.
