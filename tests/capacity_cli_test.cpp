@@ -193,7 +193,9 @@ TEST_CASE(
       RunKvplan("tradeoff llama-3.1-8b --gpu l4 --engine llama.cpp --batches 1 --format json");
   REQUIRE(t8.exit_code == 0);
   CHECK(t8.out.find("\"max_context_tokens\": 54528") != std::string::npos);
-  CHECK(t8.out.find("\"max_model_len\": 131072") != std::string::npos);
+  // max_model_len as capacity has it (-c 4,096 / -np 1); the grids' limit beside it.
+  CHECK(t8.out.find("\"max_model_len\": 4096") != std::string::npos);
+  CHECK(t8.out.find("\"context_limit\": 131072") != std::string::npos);
   auto c8 = RunKvplan("capacity llama-3.1-8b --gpu l4 --engine llama.cpp --concurrency 1");
   CHECK(c8.out.find("max model len at concurrency 1   54,528") != std::string::npos);
   auto l8k = RunKvplan(
@@ -512,6 +514,10 @@ TEST_CASE("llama.cpp -c 0 is the model's own context, as llama.cpp loads it") {
   CHECK(RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --engine llama.cpp -c 8192 -np 4 "
                   "--max-model-len 2049")
             .exit_code == 2);
+  // -c 0 is the model's context: 131,072 / 4 agrees with --max-model-len 32K.
+  CHECK(RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --engine llama.cpp -c 0 -np 4 "
+                  "--max-model-len 32K")
+            .exit_code == 0);
   // Unset stays llama-server's 4,096, one sequence.
   CHECK(RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --engine llama.cpp")
             .out.find("n_ctx 4,096 cells (1 sequence x 4,096 tokens) · n_ubatch 512\n") !=

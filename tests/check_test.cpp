@@ -94,11 +94,18 @@ TEST_CASE("deploy config errors are one line naming file:line:col and the field"
   // SGLang takes its own names; vLLM's are unknown there.
   CHECK(ErrorOf(Replace(kGood, "name: vllm", "name: sglang")) ==
         "d.yaml:8:5: max_model_len: unknown field in sglang args");
-  // An arg with no value is the engine's default, as in vLLM's --config
-  // YAML, and a note says so, at the key's own line.
+  // An arg with no value is taken as the engine's default, and a note says
+  // so, at the key's own line, in the file's order.
   const DeployConfig unset = ParseDeployConfig(
       Replace(kGood, "    max_model_len: 32768\n", "    max_model_len:\n    max_num_seqs: null\n"),
       "d.yaml");
+  const DeployConfig reversed = ParseDeployConfig(
+      Replace(kGood, "    max_model_len: 32768\n", "    max_num_seqs:\n    max_model_len: ~\n"),
+      "d.yaml");
+  REQUIRE(reversed.notes.size() == 1);
+  CHECK(reversed.notes[0] ==
+        "engine.args: no value, so the engine's default: max_num_seqs (line 8), max_model_len "
+        "(line 9)");
   CHECK(!unset.args.max_model_len.has_value());
   REQUIRE(unset.notes.size() == 1);
   CHECK(unset.notes[0] ==

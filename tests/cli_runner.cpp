@@ -64,6 +64,19 @@ int LineCount(const std::string& text) {
 
 std::string SourcePath(const std::string& rel) { return std::string(KVPLAN_SOURCE_DIR) + "/" + rel; }
 
+std::string CpuVendorId() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("vendor_id", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) return "";
+      const size_t start = line.find_first_not_of(" \t", colon + 1);
+      return start == std::string::npos ? "" : line.substr(start);
+    }
+  }
+  return "";
+}
+
 CliResult RunKvplan(const std::string& args, const std::string& cwd) {
   std::string dir = cwd.empty() ? TempDir() : cwd;
   std::string io = TempDir();

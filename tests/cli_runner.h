@@ -37,4 +37,9 @@ int LineCount(const std::string& text);
 /// Path of a file in the source tree, e.g. SourcePath("models/gpt2.yaml").
 std::string SourcePath(const std::string& rel);
 
+/// The CPU's vendor_id as /proc/cpuinfo gives it ("AuthenticAMD",
+/// "GenuineIntel"), read independently of the code under test; "" where
+/// there is none (not Linux, or no such line).
+std::string CpuVendorId();
+
 }  // namespace kvplan::test

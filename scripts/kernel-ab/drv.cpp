@@ -9,7 +9,7 @@
 #include <cmath>
 #include <vector>
 
-#include "../common/aligned.h"
+#include "../common/driver.h"
 #include "kernels/cpu/tile.h"
 
 namespace {
@@ -19,7 +19,7 @@ double CpuSeconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-using kvplan_scripts::Floats;  // 64-byte aligned, as the kernel's buffers (../common/aligned.h)
+using kvplan_scripts::Floats;  // 64-byte aligned, as the kernel's buffers (../common/driver.h)
 }  // namespace
 
 // One run of `tokens` tokens of one (sequence, KV head), head_dim 128,
@@ -55,6 +55,7 @@ extern "C" double KVPLAN_AB_ENTRY(int dtype, int group, int tokens, int reps) {
   run.k = k.data();
   run.v = v.data();
   run.n = n;
+  kvplan_scripts::AsKvplanRuns(run);
   if (HasScales(dt)) {
     run.k_scale = ks.data();
     run.v_scale = vs.data();

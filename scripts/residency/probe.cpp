@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "../common/aligned.h"
+#include "../common/driver.h"
 #include "kernels/cpu/tile.h"
 
 using kvplan::kernels::KvDtype;
 namespace cpu = kvplan::kernels::cpu;
 
-using kvplan_scripts::Floats;  // 64-byte aligned, as the kernel's buffers (../common/aligned.h)
+using kvplan_scripts::Floats;  // 64-byte aligned, as the kernel's buffers (../common/driver.h)
 
 int main(int argc, char** argv) {
   if (argc != 5) {
@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
         run.k = k.data() + first * d * esize;
         run.v = v.data() + first * d * esize;
         run.n = s.n == 0 ? share : s.n;
+        kvplan_scripts::AsKvplanRuns(run);
         if (scaled) run.k_scale = run.v_scale = scales.data() + first;
         for (int rep = 0; rep < s.reps; ++rep) {
           cpu::ProcessRunAvx512(q.data(), group, d, dtype, run, st, scratch);

@@ -39,7 +39,8 @@ uint64_t OptTokens(const std::string& s, const char* flag) {
   return s.empty() ? 0 : ParseTokens(s, flag);
 }
 
-EngineConfig ToConfig(const CapacityOptions& o) {
+// model_max_context: what llama.cpp's -c 0 stands for.
+EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
   EngineConfig c = ToEngineConfig(o.deploy);
   c.n_ctx = OptTokens(o.ctx_size, "--ctx-size");
   c.n_ctx_from_model = !o.ctx_size.empty() && c.n_ctx == 0;  // llama.cpp: -c 0 = the model's
@@ -65,16 +66,19 @@ EngineConfig ToConfig(const CapacityOptions& o) {
   c.swa_full = o.swa_full;
   // llama.cpp has one context flag, -c, for all its sequences; --max-model-len
   // (tokens per sequence) stands in for it when -c is absent. Both given and
-  // apart, one would be ignored: an error, naming what each means.
+  // apart, one would be ignored: an error, naming what each means (-c 0 is
+  // the model's context, so it is compared against that).
   if (!o.ctx_size.empty() && !o.deploy.max_model_len.empty() && c.max_model_len != 0) {
     const uint64_t seqs = std::max<uint64_t>(1, c.n_parallel);
-    if (c.n_ctx_from_model || c.n_ctx / seqs != c.max_model_len) {
+    const uint64_t cells = c.n_ctx_from_model ? model_max_context : c.n_ctx;
+    if (cells / seqs != c.max_model_len) {
+      const std::string np = o.n_parallel ? fmt::format(" -np {}", seqs) : "";
       Fail(
-          "--max-model-len {} and -c {} -np {} disagree: llama.cpp gives each sequence -c / -np "
-          "cells{}, and --max-model-len only stands in for -c when -c is absent; give one",
-          WithCommas(c.max_model_len), c.n_ctx_from_model ? "0" : WithCommas(c.n_ctx), seqs,
-          c.n_ctx_from_model ? " (-c 0: the model's context)"
-                             : fmt::format(" ({} here)", WithCommas(c.n_ctx / seqs)));
+          "--max-model-len {} and -c {}{} disagree: llama.cpp gives each sequence -c / -np "
+          "cells ({} here{}), and --max-model-len only stands in for -c when -c is absent; give "
+          "one",
+          WithCommas(c.max_model_len), c.n_ctx_from_model ? "0" : WithCommas(c.n_ctx), np,
+          WithCommas(cells / seqs), c.n_ctx_from_model ? ", -c 0 being the model's context" : "");
     }
   }
   c.dp = o.dp;
@@ -404,7 +408,7 @@ std::string ToCsv(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRes
 void Run(const CapacityOptions& o) {
   ModelSpec m = LoadModel(o.model);
   HardwareSpec gpu = LoadHardware(o.deploy.gpu);
-  EngineConfig config = ToConfig(o);
+  EngineConfig config = ToConfig(o, m.max_context);
   std::optional<uint64_t> concurrency;
   if (!o.concurrency.empty()) {
     concurrency = ParseTokens(o.concurrency, "--concurrency");

@@ -150,7 +150,10 @@ void Run(const TradeoffOptions& o) {
       j.Set("kv_budget_bytes", cap.kv_budget_bytes);
       j.Set("block_size", cap.block_size);
       j.Set("num_blocks", cap.num_blocks);
-      j.Set("max_model_len", in.max_context);
+      j.Set("max_model_len", cap.max_model_len);  // as capacity reports it
+      // The longest context the grids consider: max_model_len but under
+      // llama.cpp without --max-model-len, the model's own (ContextCap).
+      j.Set("context_limit", in.max_context);
       // llama.cpp has no running cap: the batch is the -np asked about.
       j.Set("max_num_seqs", RunningCapJson(cap));
       Json bc = Json::MakeArray();
@@ -261,12 +264,14 @@ void SetupTradeoffCommand(CLI::App& app, int& exit_code) {
   kvplan tradeoff llama-3.1-70b --gpu h100-sxm -tp 4 --kv-cache-dtype fp8 --svg tradeoff.svg
   kvplan tradeoff qwen3-8b --gpu l40s --contexts 2K,8K,32K --batches 1,16,64 --format csv
 
-Both grids count whole KV blocks the way the engine admits requests, so the
-row at max-model-len matches `kvplan capacity`'s maximum concurrency; "runs
-at once" caps it at max-num-seqs, the scheduler's limit. For llama.cpp,
+Both grids count whole KV blocks the way the engine admits requests, so for
+vLLM, SGLang and TensorRT-LLM the row at max-model-len matches `kvplan
+capacity`'s maximum concurrency; "runs at once" caps it at max-num-seqs, the
+scheduler's limit. For llama.cpp,
 which serves the -np sequences it was given, each row is a run of its own
 (-np BATCH -c BATCH x CONTEXT) and the batch is how far memory would let -np
-go; contexts run to the model's own limit unless --max-model-len is given.)");
+go (capacity --concurrency's answer); contexts run to the model's own limit
+unless --max-model-len is given.)");
   sub->callback([o, &exit_code] {
     Run(*o);
     exit_code = 0;

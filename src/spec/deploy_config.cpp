@@ -558,16 +558,18 @@ DeployConfig ParseDeployConfig(const std::string& text, const std::string& file)
       keys.insert(keys.end(), std::begin(kVllmGraphKeys), std::end(kVllmGraphKeys));
     MapReader args(en.Child("args"), file, d.engine + " args", keys);
     ReadArgs(args, d.engine, d.args);
-    // `key:` with no value (or null) is the engine's default, as in vLLM's
-    // own --config YAML; said in a note, since it may be a value left out.
-    std::vector<std::string> unset;
+    // `key:` with no value (or null) is taken as the engine's default; said
+    // in a note, in the file's order, since it may be a value left out.
+    std::vector<std::pair<int, std::string>> unset;
     for (const std::string& k : keys) {
-      if (args.Written(k) && !args.Has(k))
-        unset.push_back(fmt::format("{} (line {})", k, args.Pos(k).line));
+      if (args.Written(k) && !args.Has(k)) unset.emplace_back(args.Pos(k).line, k);
     }
+    std::sort(unset.begin(), unset.end());
     if (!unset.empty()) {
+      std::vector<std::string> named;
+      for (const auto& [line, k] : unset) named.push_back(fmt::format("{} (line {})", k, line));
       d.notes.push_back(fmt::format("engine.args: no value, so the engine's default: {}",
-                                    fmt::join(unset, ", ")));
+                                    fmt::join(named, ", ")));
     }
   } else {
     en.OptStr("args");

@@ -58,9 +58,10 @@ std::vector<std::string> ClosestNames(std::string_view name,
     }
   }
   // A candidate one edit away is almost surely the one meant: offer only
-  // those, and the names of the key's family where that edit falls in the
-  // family itself: 'h100-80gb' is one edit from
-  // 'a100-80gb' but meant one of the 'h100-...' entries.
+  // those, and, where that edit falls in the family itself, the key's
+  // family's entries too, which sort first (the longer shared prefix):
+  // 'h100-80gb' is one edit from 'a100-80gb' but meant an 'h100-...' entry
+  // (with three of them, 'a100-80gb' falls past the three offered).
   if (std::any_of(scored.begin(), scored.end(), [](const auto& t) { return std::get<1>(t) <= 1; })) {
     const bool edit_in_family = std::any_of(scored.begin(), scored.end(), [&](const auto& t) {
       return std::get<1>(t) <= 1 && family(Lower(std::get<2>(t))) != key_family;

@@ -44,7 +44,8 @@ struct CpuDecodeOptions {
   /// Tests set it small to cut a small cache at many places.
   int64_t chunk_bytes = int64_t{1} << 20;
   /// The SIMD paths' far prefetch (rows 16 KiB ahead asked into L2, besides
-  /// the next tile into L1): kAuto is on for Intel CPUs and off for AMD ones,
+  /// the next tile into L1): kAuto is off on AMD CPUs and on elsewhere (measured
+  /// on Intel; other vendors untested),
   /// as measured streaming 256 MiB in one process (docs/perf.md "2026-12-03
   /// (10:50-11:20 UTC)"): on an Intel Xeon it took fp16 and bf16 group 1 to
   /// 0.88-0.95 of the time, on an AMD EPYC Zen 5 leaving it out took fp16

@@ -28,7 +28,7 @@ struct Run {
   const void* next_v = nullptr;
   int64_t next_n = 0;
   // Whether the kernel also asks the rows Pacer::kFarBytes ahead into L2
-  // (tile_simd.inc, Pacer): yes on Intel, no on AMD (CpuDecodeOptions).
+  // (tile_simd.inc, Pacer): no on AMD CPUs, yes elsewhere (CpuDecodeOptions).
   bool far_prefetch = true;
 };
 

@@ -1,0 +1,39 @@
+// Shared by the kernel drivers under scripts/ (kernel-ab, residency), so
+// they run the tile code as kvplan does:
+// - Floats: std::vector<float> 64-byte aligned, as the kernel's own buffers
+//   are (decode_cpu.cpp's arena). From malloc's 16-byte alignment every
+//   64-byte vector load of q straddles two cache lines, which timed the
+//   group-8 tile at ~14 GB/s in scripts/kernel-ab.sh where kvplan ran it at
+//   ~18 (docs/perf.md "2026-12-03 (10:05-10:30 UTC)").
+// - AsKvplanRuns(run): the run's far prefetch set as kvplan's auto setting
+//   sets it on this CPU (off on AMD; decode_cpu.h, CpuDecodeOptions), where
+//   the tile code has one (revisions before 2026-12-03 do not).
+#pragma once
+
+#include <cstddef>
+#include <new>
+#include <vector>
+
+namespace kvplan_scripts {
+
+template <class T>
+struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U>
+  Aligned64(const Aligned64<U>&) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, std::size_t) { ::operator delete (p, std::align_val_t{64}); }
+  bool operator==(const Aligned64&) const { return true; }
+};
+
+using Floats = std::vector<float, Aligned64<float>>;
+
+template <class Run>
+void AsKvplanRuns(Run& run) {
+  if constexpr (requires { run.far_prefetch; }) run.far_prefetch = !__builtin_cpu_is("amd");
+}
+
+}  // namespace kvplan_scripts
