@@ -267,11 +267,10 @@ void SetupTradeoffCommand(CLI::App& app, int& exit_code) {
 Both grids count whole KV blocks the way the engine admits requests, so for
 vLLM, SGLang and TensorRT-LLM the row at max-model-len matches `kvplan
 capacity`'s maximum concurrency; "runs at once" caps it at max-num-seqs, the
-scheduler's limit. For llama.cpp,
-which serves the -np sequences it was given, each row is a run of its own
-(-np BATCH -c BATCH x CONTEXT) and the batch is how far memory would let -np
-go (capacity --concurrency's answer); contexts run to the model's own limit
-unless --max-model-len is given.)");
+scheduler's limit. For llama.cpp, which serves the -np sequences it was
+given, each row is a run of its own (-np BATCH -c BATCH x CONTEXT) and the
+batch is how far memory would let -np go (capacity --concurrency's answer);
+contexts run to the model's own limit unless --max-model-len is given.)");
   sub->callback([o, &exit_code] {
     Run(*o);
     exit_code = 0;
