@@ -33,16 +33,14 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 std::vector<std::string> ClosestNames(std::string_view name,
                                       const std::vector<std::string>& candidates, size_t n) {
   std::string key = Lower(name);
-  std::vector<std::tuple<size_t, size_t, std::string>> scored;  // (-prefix, distance, name)
   // The family: a name's part before its first '-' ('h100' of 'h100-sxm').
   // A name of the key's family is a near miss however far the rest is
-  // ('h200-141gb' for 'h200').
-  const auto family = [](const std::string& s) { return s.substr(0, s.find('-')); };
-  const std::string key_family = family(key);
-  const auto same_family = [&](const std::string& c) {
-    return key_family.size() >= 3 && key_family.size() < key.size() &&
-           family(Lower(c)) == key_family;
-  };
+  // ('h200-141gb' for 'h200'), where the key has a family of 3 or more.
+  const size_t dash = key.find('-');
+  const bool has_family = dash != std::string::npos && dash >= 3;
+  // (-prefix, distance, name, of the key's family); names are unique, so the
+  // last field never decides the order.
+  std::vector<std::tuple<size_t, size_t, std::string, bool>> scored;
   for (const std::string& c : candidates) {
     std::string lc = Lower(c);
     size_t d = EditDistance(key, lc);
@@ -53,8 +51,9 @@ std::vector<std::string> ClosestNames(std::string_view name,
     if (substring) d = std::min<size_t>(d, 1);
     // A long shared prefix ("llama-3.2" vs "llama-3.1-8b") is a near miss too.
     bool shared_prefix = prefix >= 6 || (prefix >= 4 && prefix * 2 >= key.size());
-    if (d <= limit || shared_prefix || same_family(c)) {
-      scored.emplace_back(prefix >= 4 ? 1000 - prefix : 1000, d, c);
+    const bool kin = has_family && lc.compare(0, lc.find('-'), key, 0, dash) == 0;
+    if (d <= limit || shared_prefix || kin) {
+      scored.emplace_back(prefix >= 4 ? 1000 - prefix : 1000, d, c, kin);
     }
   }
   // A candidate one edit away is almost surely the one meant: offer only
@@ -62,14 +61,14 @@ std::vector<std::string> ClosestNames(std::string_view name,
   // family's entries too, which sort first (the longer shared prefix):
   // 'h100-80gb' is one edit from 'a100-80gb' but meant an 'h100-...' entry
   // (with three of them, 'a100-80gb' falls past the three offered).
-  if (std::any_of(scored.begin(), scored.end(), [](const auto& t) { return std::get<1>(t) <= 1; })) {
+  const auto one_edit = [](const auto& t) { return std::get<1>(t) <= 1; };
+  if (std::any_of(scored.begin(), scored.end(), one_edit)) {
     const bool edit_in_family = std::any_of(scored.begin(), scored.end(), [&](const auto& t) {
-      return std::get<1>(t) <= 1 && family(Lower(std::get<2>(t))) != key_family;
+      return one_edit(t) && !std::get<3>(t);
     });
     scored.erase(std::remove_if(scored.begin(), scored.end(),
                                 [&](const auto& t) {
-                                  return std::get<1>(t) > 1 &&
-                                         !(edit_in_family && same_family(std::get<2>(t)));
+                                  return !one_edit(t) && !(edit_in_family && std::get<3>(t));
                                 }),
                  scored.end());
   }
