@@ -12,6 +12,7 @@ namespace kvplan::demo {
 void GemvF16(const uint16_t* w, int64_t rows, int64_t cols, const float* x, int64_t batch,
              float* y, int threads) {
   static const bool avx2 = kernels::CpuHasAvx2();
+  static const bool avx512 = kernels::CpuHasAvx512();
   const bool simd = avx2 && cols % 16 == 0;
   const int nt = threads > 0 ? threads : omp_get_max_threads();
 #pragma omp parallel for schedule(static) num_threads(nt)
@@ -20,7 +21,8 @@ void GemvF16(const uint16_t* w, int64_t rows, int64_t cols, const float* x, int6
     for (int64_t b0 = 0; b0 < batch; b0 += 4) {
       const int64_t nb = std::min<int64_t>(4, batch - b0);
       if (simd) {
-        detail::GemvRowsAvx2(w, r0, r1, rows, cols, x + b0 * cols, nb, y + b0 * rows);
+        (avx512 ? detail::GemvRowsAvx512 : detail::GemvRowsAvx2)(w, r0, r1, rows, cols,
+                                                                 x + b0 * cols, nb, y + b0 * rows);
         continue;
       }
       for (int64_t r = r0; r < r1; ++r) {
