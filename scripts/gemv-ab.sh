@@ -18,7 +18,7 @@ build="$root/build/release"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 mkdir -p "$out/old/demo"
-for f in gemv.h gemv.cpp gemv_avx2.cpp gemv_avx512.cpp; do
+for f in gemv.h gemv.cpp gemv_avx2.cpp gemv_avx512.cpp gemv_simd.inc; do
   if git -C "$root" cat-file -e "$rev:src/demo/$f" 2>/dev/null; then
     git -C "$root" show "$rev:src/demo/$f" > "$out/old/demo/$f"
   fi
