@@ -1,8 +1,9 @@
 // scripts/gemv-ab.sh's driver: the latency validation's fp16 GEMV
 // (src/demo/gemv*.cpp) at a git revision ("old", compiled into namespace
 // kvplan_old) against the working tree ("new"), timed turn about in one
-// process, caches flushed before each call, over column counts 1024-4096 and
-// batches 1-4, so a shared machine's drifting speed hits both alike. Prints
+// process, caches flushed before each call (by the validation's own
+// flusher), over column counts 1024-4096 and batches 1-4, so a shared
+// machine's drifting speed hits both alike. Prints
 // each version's median GB/s and the median of the per-round speed ratios
 // (new/old) with its interquartile range, and the largest difference between
 // the two versions' outputs.
@@ -13,7 +14,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <vector>
 
 #include "demo/gemv.h"
@@ -40,7 +40,7 @@ namespace {
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-double Median(std::vector<double> v, double q = 0.5) {
+double Quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
 }
@@ -65,10 +65,9 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < x.size(); ++i) x[i] = 0.25f + 0.001f * static_cast<float>(i % 97);
   const size_t y_size = static_cast<size_t>(4 * (bytes / 2 / kCols[0]));
   std::vector<float> y_old(y_size), y_new(y_size);
-  // Larger than the last-level cache: written, then read, before each call.
-  std::vector<unsigned char> flush(
-      std::max<uint64_t>(2 * kvplan::kernels::LastLevelCacheBytes(), 256ull << 20));
-  volatile uint64_t sink = 0;
+  // The caches evicted before each call as before each weights-curve point
+  // of the validation (kernels/bench/ceilings.h).
+  kvplan::kernels::CacheFlusher flusher;
   std::vector<double> old_gbps[4][4], new_gbps[4][4], ratio[4][4];
   double worst = 0;
   for (int round = 0; round < kRounds; ++round) {
@@ -78,10 +77,7 @@ int main(int argc, char** argv) {
         double seconds[2];
         for (int k = 0; k < 2; ++k) {
           const bool is_new = (k + round) % 2 == 1;  // each goes first in every other round
-          std::memset(flush.data(), round + k, flush.size());
-          uint64_t s = 0;
-          for (size_t i = 0; i < flush.size(); i += 64) s += flush[i];
-          sink = sink + s;
+          flusher.Flush();
           const auto gemv = is_new ? kvplan::demo::GemvF16 : kvplan_old::demo::GemvF16;
           float* y = (is_new ? y_new : y_old).data();
           gemv(w, 64, cols, x.data(), batch, y, threads);  // code and threads warm
@@ -107,8 +103,9 @@ int main(int argc, char** argv) {
   for (int ci = 0; ci < 4; ++ci) {
     for (int bi = 0; bi < 4; ++bi) {
       std::printf("%5lld %5d  %8.1f  %8.1f  %.2f (%.2f-%.2f)\n", static_cast<long long>(kCols[ci]),
-                  kBatches[bi], Median(old_gbps[ci][bi]), Median(new_gbps[ci][bi]),
-                  Median(ratio[ci][bi]), Median(ratio[ci][bi], 0.25), Median(ratio[ci][bi], 0.75));
+                  kBatches[bi], Quantile(old_gbps[ci][bi], 0.5), Quantile(new_gbps[ci][bi], 0.5),
+                  Quantile(ratio[ci][bi], 0.5), Quantile(ratio[ci][bi], 0.25),
+                  Quantile(ratio[ci][bi], 0.75));
     }
   }
 }
