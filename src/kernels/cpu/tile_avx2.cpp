@@ -34,6 +34,82 @@ struct Vec256 {
   static __m128 Reduce4(F a0, F a1, F a2, F a3) { return Reduce4x256(a0, a1, a2, a3); }
   static float Sum(F a) { return Hsum256(a); }
 
+  // The online-softmax step of four heads at once over a tile's scores in
+  // lanes, p [n][4]: what SoftmaxStep does per head, two tokens a vector
+  // (each head's max and sum in lanes h and h + 4, then the two halves
+  // combined), and a last odd token as one 128-bit vector.
+  template <int H, KvDtype T>
+  static void SoftmaxHeads(float* p, int64_t n, const Run& run, int64_t t0, float* m, float* l,
+                           float* acc, int64_t d, float fk, float fv) {
+    static_assert(H == 4);
+    constexpr bool kScaled = T == KvDtype::kInt8 || T == KvDtype::kFp8E4M3;
+    const int64_t pairs = n / 2;
+    const bool odd = n % 2 != 0;
+    // Token 2 i's scale in the low four lanes, token 2 i + 1's in the high
+    // four, times f; and the odd last token's in four lanes.
+    const auto scales = [&](const float* sc, int64_t i, float f) {
+      const __m256 x = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_broadcast_ss(sc + t0 + 2 * i)),
+                                            _mm_broadcast_ss(sc + t0 + 2 * i + 1), 1);
+      return _mm256_mul_ps(x, _mm256_set1_ps(f));
+    };
+    const auto last_scale = [&](const float* sc, float f) {
+      return _mm_mul_ps(_mm_broadcast_ss(sc + t0 + n - 1), _mm_set1_ps(f));
+    };
+    const auto exp4 = [](__m128 x) { return _mm256_castps256_ps128(Exp(_mm256_castps128_ps256(x))); };
+    float* last = p + 8 * pairs;
+    __m256 mx = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    for (int64_t i = 0; i < pairs; ++i) {
+      __m256 x = _mm256_loadu_ps(p + 8 * i);
+      if constexpr (kScaled) {
+        x = _mm256_mul_ps(x, scales(run.k_scale, i, fk));
+        _mm256_storeu_ps(p + 8 * i, x);
+      }
+      mx = _mm256_max_ps(mx, x);
+    }
+    __m128 tile_max = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+    if (odd) {
+      __m128 x = _mm_loadu_ps(last);
+      if constexpr (kScaled) {
+        x = _mm_mul_ps(x, last_scale(run.k_scale, fk));
+        _mm_storeu_ps(last, x);
+      }
+      tile_max = _mm_max_ps(tile_max, x);
+    }
+    const __m128 m_old = _mm_loadu_ps(m), m_new = _mm_max_ps(m_old, tile_max);
+    // Exactly 1 where a head's max did not move; ~1e-38 on the first tile
+    // (m = -inf), where l and acc are 0.
+    const __m128 alpha = exp4(_mm_sub_ps(m_old, m_new));
+    const __m256 mv = _mm256_set_m128(m_new, m_new);
+    __m256 sum = _mm256_setzero_ps();
+    for (int64_t i = 0; i < pairs; ++i) {
+      __m256 e = Exp(_mm256_sub_ps(_mm256_loadu_ps(p + 8 * i), mv));
+      sum = _mm256_add_ps(sum, e);
+      if constexpr (kScaled) e = _mm256_mul_ps(e, scales(run.v_scale, i, fv));
+      _mm256_storeu_ps(p + 8 * i, e);
+    }
+    __m128 sum4 = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+    if (odd) {
+      __m128 e = exp4(_mm_sub_ps(_mm_loadu_ps(last), m_new));
+      sum4 = _mm_add_ps(sum4, e);
+      if constexpr (kScaled) e = _mm_mul_ps(e, last_scale(run.v_scale, fv));
+      _mm_storeu_ps(last, e);
+    }
+    _mm_storeu_ps(m, m_new);
+    _mm_storeu_ps(l, _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(l), alpha), sum4));
+    unsigned moved = static_cast<unsigned>(_mm_movemask_ps(_mm_cmpneq_ps(alpha, _mm_set1_ps(1.0f))));
+    if (moved != 0) {
+      alignas(16) float a[4];
+      _mm_store_ps(a, alpha);
+      for (; moved != 0; moved &= moved - 1) {
+        const int h = __builtin_ctz(moved);
+        const __m256 av = _mm256_set1_ps(a[h]);
+        for (int64_t i = 0; i < d; i += 8) {
+          _mm256_storeu_ps(acc + h * d + i, _mm256_mul_ps(_mm256_loadu_ps(acc + h * d + i), av));
+        }
+      }
+    }
+  }
+
   // No dtype widens two vectors at once here (see Vec512::Widen2).
   template <KvDtype T>
   static constexpr bool kWidenPairs = false;
