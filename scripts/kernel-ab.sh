@@ -12,9 +12,14 @@
 # 1024, which in fp16 and fp32 filled or overflowed L2 and timed L3 too).
 # SIMD=avx512 compares the AVX-512 tile code instead (tile_avx512.cpp; the
 # CPU must have avx512f and avx512bw, and REV must have the file).
+# MIB=128 times each shape streaming instead (still one thread, turn about):
+# one run of 128 MiB of K and V on 2 MiB pages, twice per call, so a change
+# to prefetching or to the L1 footprint can be judged against REV without a
+# variant patch for scripts/stream-ab.sh (which times all threads).
 #   scripts/kernel-ab.sh [REV] [TOKENS]      e.g. scripts/kernel-ab.sh HEAD~1 256
 #   SIMD=avx512 scripts/kernel-ab.sh HEAD
 #   DTYPES=fp16,bf16 GQA=8 SIMD=avx512 scripts/kernel-ab.sh HEAD   (a narrower sweep)
+#   MIB=128 DTYPES=fp16 GQA=1,4 scripts/kernel-ab.sh HEAD~1        (streaming)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:-HEAD}
@@ -44,5 +49,6 @@ c++ -I"$out/old" "${flags[@]}" "${define[@]}" -Dkvplan=kvplan_old -DKVPLAN_AB_EN
 c++ "${flags[@]}" -c "src/kernels/cpu/$tile" -o "$out/tile_new.o"
 c++ "${flags[@]}" "${define[@]}" -DKVPLAN_AB_ENTRY=ab_new -c scripts/kernel-ab/drv.cpp -o "$out/drv_new.o"
 c++ "${flags[@]}" scripts/kernel-ab/main.cpp "$out"/*.o -o "$out/kernel-ab"
-echo "$simd tile code: $rev (old) vs working tree (new); $tokens tokens x 128, one thread, CPU time; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+if [[ -n "${MIB:-}" ]]; then what="streaming $MIB MiB of K and V"; else what="$tokens tokens x 128 (in L2)"; fi
+echo "$simd tile code: $rev (old) vs working tree (new); $what, one thread, CPU time; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 "$out/kernel-ab" "$tokens"

@@ -8,7 +8,16 @@
 // - AsKvplanRuns(run): the run's far prefetch set as kvplan's auto setting
 //   sets it on this CPU (off on AMD; decode_cpu.h, CpuDecodeOptions), where
 //   the tile code has one (revisions before 2026-12-03 do not).
+// - HugeBytes: a zeroed byte buffer on 2 MiB pages where the kernel gives
+//   them (madvise), as kvplan's caches are (kernels/kv_cache.h,
+//   AlignedBuffer). Streamed from 4 KiB pages, a VM's page walks cost the
+//   same code up to a sixth, and by chance one version more than the other:
+//   kernel-ab's streaming mode read fp16 group 1, whose code had not
+//   changed, at 0.84x in three runs on std::vector buffers and at 0.97-0.99x
+//   on these (docs/perf.md "2026-12-04").
 #pragma once
+
+#include <sys/mman.h>
 
 #include <cstddef>
 #include <new>
@@ -30,6 +39,25 @@ struct Aligned64 {
 };
 
 using Floats = std::vector<float, Aligned64<float>>;
+
+class HugeBytes {
+ public:
+  explicit HugeBytes(std::size_t n) : size_(n < 1 ? 1 : n) {
+    void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    madvise(p, size_, MADV_HUGEPAGE);
+    data_ = static_cast<unsigned char*>(p);
+  }
+  ~HugeBytes() { munmap(data_, size_); }
+  HugeBytes(const HugeBytes&) = delete;
+  HugeBytes& operator=(const HugeBytes&) = delete;
+  unsigned char* data() { return data_; }
+  unsigned char& operator[](std::size_t i) { return data_[i]; }
+
+ private:
+  std::size_t size_;
+  unsigned char* data_;
+};
 
 template <class Run>
 void AsKvplanRuns(Run& run) {

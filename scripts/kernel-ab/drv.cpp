@@ -26,16 +26,18 @@ using kvplan_scripts::Floats;  // 64-byte aligned, as the kernel's buffers (../c
 // random bytes (every format decodes them to finite values; the most
 // significant byte of each fp32 and bf16 element is set to 0x3E or 0xBE, so
 // none is a denormal: Intel cores take a slow assist per denormal FMA, which
-// timed fp32 at a tenth of fp16 here), so small that it stays in L2: the
-// kernel's compute side alone. Seconds per call, by the
-// thread's CPU time (time descheduled on a shared machine is not counted).
+// timed fp32 at a tenth of fp16 here), on 2 MiB pages, run `reps` times:
+// by default so small that it stays in L2, the kernel's compute side
+// alone; in the streaming mode (main.cpp, MIB) far larger than the caches.
+// Seconds per call, by the thread's CPU time (time descheduled on a shared
+// machine is not counted).
 extern "C" double KVPLAN_AB_ENTRY(int dtype, int group, int tokens, int reps) {
   using namespace kvplan::kernels;
   using namespace kvplan::kernels::cpu;
   const auto dt = static_cast<KvDtype>(dtype);
   const int64_t d = 128, n = tokens, g = group;
   const size_t bytes = static_cast<size_t>(n * d) * ElementBytes(dt);
-  std::vector<unsigned char> k(bytes), v(bytes);
+  kvplan_scripts::HugeBytes k(bytes), v(bytes);
   uint32_t s = 12345;
   for (size_t i = 0; i < bytes; ++i) {
     s = s * 1664525u + 1013904223u;

@@ -1,8 +1,11 @@
 // scripts/kernel-ab.sh's driver: times the old and the new AVX2 tile code
-// turn about, 15 rounds per shape, and prints the median of the per-round
-// speed ratios (new/old) with its interquartile range. DTYPES (e.g.
-// "fp16,bf16") and GQA (GQA groups, e.g. "4,8"; GROUPS is taken by bash) in the environment narrow
-// the sweep.
+// turn about (each first in every other round), 15 rounds per shape, and
+// prints the median of the per-round speed ratios (new/old) with its
+// interquartile range. DTYPES (e.g. "fp16,bf16") and GQA (GQA groups, e.g.
+// "4,8"; GROUPS is taken by bash) in the environment narrow the sweep. MIB
+// (e.g. 128) times each shape streaming instead: a run of that many MiB of
+// K and V together, far larger than the caches, twice per call, where the
+// default is `tokens` (argv[1]) 100 times, in L2.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -31,17 +34,29 @@ bool Wanted(const char* var, const char* item) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int tokens = argc > 1 ? std::atoi(argv[1]) : 256;
+  const char* mib_env = std::getenv("MIB");
+  const long mib = mib_env != nullptr ? std::atol(mib_env) : 0;
+  const int reps = mib > 0 ? 2 : 100;
   const char* names[] = {"fp32", "fp16", "bf16", "int8", "fp8"};
   const int element_bytes[] = {4, 2, 2, 1, 1};
   std::printf("%-6s %5s  %9s  %9s  %14s\n", "dtype", "group", "old GB/s", "new GB/s", "new/old (IQR)");
   for (int dt = 0; dt < 5; ++dt) {
     if (!Wanted("DTYPES", names[dt])) continue;
+    // Streaming: as many tokens of 128 columns as make `mib` MiB of K and V.
+    const int tokens = mib > 0 ? static_cast<int>(mib * 1048576 / (2 * 128 * element_bytes[dt]))
+                               : (argc > 1 ? std::atoi(argv[1]) : 256);
     for (int g : {1, 2, 4, 8}) {
       if (!Wanted("GQA", std::to_string(g).c_str())) continue;
       std::vector<double> o, n, r;
       for (int i = 0; i < 15; ++i) {
-        const double a = ab_old(dt, g, tokens, 100), b = ab_new(dt, g, tokens, 100);
+        double a = 0, b = 0;
+        if (i % 2 == 0) {
+          a = ab_old(dt, g, tokens, reps);
+          b = ab_new(dt, g, tokens, reps);
+        } else {
+          b = ab_new(dt, g, tokens, reps);
+          a = ab_old(dt, g, tokens, reps);
+        }
         o.push_back(a);
         n.push_back(b);
         r.push_back(a / b);
