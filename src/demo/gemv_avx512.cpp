@@ -3,7 +3,7 @@
 // baseline x86-64 (called only after CpuHasAvx512()). Four rows per block at
 // every batch width: with 32 registers, 4 rows x 4 vectors of x keep 16
 // accumulators, so each x vector loaded serves four rows where the AVX2 path
-// (16 registers) serves two from batch 2 on. Why it exists: on the AVX2 path
+// (16 registers) serves two or three. Why it exists: on the AVX2 path
 // the GEMV's speed at batches 2-4 depended on the column count by up to a
 // quarter (one thread, 11 MiB: batch 4 read 11.8-12.3 GB/s at 1024-2048
 // columns, 10.4-10.5 at 2816-4096; batch 2 13.3 at 2048, 15.4-15.9 at 1024
@@ -12,7 +12,8 @@
 // spread is 5-13 % (batch 4 11.4-13.1, batch 2 13.7-15.1), batches 3-4 at
 // 2816 columns and more are 1.18-1.27x faster, batch 2 at 1024 and 2816
 // columns 0.90x, batch 1 0.97-1.00x (scripts/gemv-ab.sh, Intel Xeon;
-// docs/perf.md "2026-12-03 (13:10-15:00 UTC)").
+// docs/perf.md "2026-12-03 (13:10-15:00 UTC)"). (Then the AVX2 path took two
+// rows from batch 2; it takes three at batches 3-4 since 2026-12-04.)
 // GCC 12's AVX-512 intrinsics trip its own -Wuninitialized inside the header
 // (GCC bug 105593; see src/kernels/cpu/tile_avx512.cpp).
 #if defined(__GNUC__) && !defined(__clang__)
