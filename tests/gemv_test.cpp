@@ -1,9 +1,9 @@
 // The synthetic decode step's fp16 GEMV (src/demo/gemv*) against a double
 // reference: every batch width the AVX2 and AVX-512 paths specialise (1-4)
 // and one over it, odd row counts (the single-row tails after the blocks of
-// two and four rows), and a column count neither path takes (the portable
-// loop). GemvF16 runs the widest path the CPU has; each SIMD path the CPU
-// has is also run on its own.
+// two, three and four rows), and a column count neither path takes (the
+// portable loop). GemvF16 runs the widest path the CPU has; each SIMD path
+// the CPU has is also run on its own.
 #include "demo/gemv.h"
 
 #include <doctest/doctest.h>
