@@ -33,7 +33,7 @@ struct Vec256 {
   // batch 4's spread over 1024-4096 columns from 18-25 % to 6-9 %
   // (docs/perf.md "2026-12-04").
   template <int B>
-  static constexpr int kRows = B == 1 ? 4 : B >= 3 ? 3 : 2;
+  static constexpr int kRows = B == 1 ? 4 : (B >= 3 ? 3 : 2);
   static F Zero() { return _mm256_setzero_ps(); }
   static F Load(const float* p) { return _mm256_loadu_ps(p); }
   static F Fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }

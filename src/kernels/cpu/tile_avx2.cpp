@@ -48,14 +48,17 @@ struct Vec256 {
     // Token 2 i's scale in the low four lanes, token 2 i + 1's in the high
     // four, times f; and the odd last token's in four lanes.
     const auto scales = [&](const float* sc, int64_t i, float f) {
-      const __m256 x = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_broadcast_ss(sc + t0 + 2 * i)),
-                                            _mm_broadcast_ss(sc + t0 + 2 * i + 1), 1);
+      const __m256 x =
+          _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_broadcast_ss(sc + t0 + 2 * i)),
+                               _mm_broadcast_ss(sc + t0 + 2 * i + 1), 1);
       return _mm256_mul_ps(x, _mm256_set1_ps(f));
     };
     const auto last_scale = [&](const float* sc, float f) {
       return _mm_mul_ps(_mm_broadcast_ss(sc + t0 + n - 1), _mm_set1_ps(f));
     };
-    const auto exp4 = [](__m128 x) { return _mm256_castps256_ps128(Exp(_mm256_castps128_ps256(x))); };
+    const auto exp4 = [](__m128 x) {
+      return _mm256_castps256_ps128(Exp(_mm256_castps128_ps256(x)));
+    };
     float* last = p + 8 * pairs;
     __m256 mx = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
     for (int64_t i = 0; i < pairs; ++i) {
@@ -96,7 +99,8 @@ struct Vec256 {
     }
     _mm_storeu_ps(m, m_new);
     _mm_storeu_ps(l, _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(l), alpha), sum4));
-    unsigned moved = static_cast<unsigned>(_mm_movemask_ps(_mm_cmpneq_ps(alpha, _mm_set1_ps(1.0f))));
+    unsigned moved =
+        static_cast<unsigned>(_mm_movemask_ps(_mm_cmpneq_ps(alpha, _mm_set1_ps(1.0f))));
     if (moved != 0) {
       alignas(16) float a[4];
       _mm_store_ps(a, alpha);
