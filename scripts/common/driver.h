@@ -13,8 +13,9 @@
 //   AlignedBuffer). Streamed from 4 KiB pages, a VM's page walks cost the
 //   same code up to a sixth, and by chance one version more than the other:
 //   kernel-ab's streaming mode read fp16 group 1, whose code had not
-//   changed, at 0.84x in three runs on std::vector buffers and at 0.97-0.99x
-//   on these (docs/perf.md "2026-12-04").
+//   changed, at 0.84x in three runs on std::vector buffers and at
+//   0.91-1.01x on these, where identical code on both sides read 0.97-1.05x
+//   (docs/perf.md "2026-12-04").
 #pragma once
 
 #include <sys/mman.h>

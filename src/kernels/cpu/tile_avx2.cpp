@@ -104,13 +104,7 @@ struct Vec256 {
     if (moved != 0) {
       alignas(16) float a[4];
       _mm_store_ps(a, alpha);
-      for (; moved != 0; moved &= moved - 1) {
-        const int h = __builtin_ctz(moved);
-        const __m256 av = _mm256_set1_ps(a[h]);
-        for (int64_t i = 0; i < d; i += 8) {
-          _mm256_storeu_ps(acc + h * d + i, _mm256_mul_ps(_mm256_loadu_ps(acc + h * d + i), av));
-        }
-      }
+      RescaleMoved<Vec256>(acc, d, a, moved);
     }
   }
 

@@ -157,13 +157,7 @@ struct Vec512 {
     if (moved != 0) {
       alignas(64) float a[16];
       _mm512_store_ps(a, alpha);
-      for (; moved != 0; moved &= moved - 1) {
-        const int h = __builtin_ctz(moved);
-        const F av = _mm512_set1_ps(a[h]);
-        for (int64_t i = 0; i < d; i += 16) {
-          _mm512_storeu_ps(acc + h * d + i, _mm512_mul_ps(_mm512_loadu_ps(acc + h * d + i), av));
-        }
-      }
+      RescaleMoved<Vec512>(acc, d, a, moved);
     }
   }
 
