@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "kernels/bench/ceilings.h"
+#include "measure/ceilings.h"
 
 int main(int argc, char** argv) {
   using namespace kvplan::kernels;
@@ -25,18 +25,21 @@ int main(int argc, char** argv) {
   ReadCeilingMeter ceiling(ceiling_bytes, 0);
   ceiling.Measure(3);
   std::vector<double> figures;
-  fmt::print("a {} MiB streaming read timed as a bench step, % of the {} MiB read ceiling beside it:\n",
-             kNoiseFloorStepBytes >> 20, ceiling_bytes >> 20);
+  fmt::print(
+      "a {} MiB streaming read timed as a bench step, % of the {} MiB read ceiling beside it:\n",
+      kNoiseFloorStepBytes >> 20, ceiling_bytes >> 20);
   for (int s = 0; s < shapes; ++s) {
-    figures.push_back(MeasureNoiseFloor(ceiling, kNoiseFloorStepBytes, 0, 7));  // what kvplan bench prints
+    figures.push_back(
+        MeasureNoiseFloor(ceiling, kNoiseFloorStepBytes, 0, 7));  // what kvplan bench prints
     fmt::print("{:.0f} ", 100 * figures.back());
     std::fflush(stdout);
   }
   std::sort(figures.begin(), figures.end());
   const size_t n = figures.size();
-  fmt::print("\n{} shapes: median {:.0f} %, quartiles {:.0f}-{:.0f} %, range {:.0f}-{:.0f} %, "
-             "below 90 %: {}\n",
-             n, 100 * Median(figures), 100 * figures[n / 4], 100 * figures[(3 * n) / 4],
-             100 * figures.front(), 100 * figures.back(),
-             std::count_if(figures.begin(), figures.end(), [](double f) { return f < 0.9; }));
+  fmt::print(
+      "\n{} shapes: median {:.0f} %, quartiles {:.0f}-{:.0f} %, range {:.0f}-{:.0f} %, "
+      "below 90 %: {}\n",
+      n, 100 * Median(figures), 100 * figures[n / 4], 100 * figures[(3 * n) / 4],
+      100 * figures.front(), 100 * figures.back(),
+      std::count_if(figures.begin(), figures.end(), [](double f) { return f < 0.9; }));
 }

@@ -161,8 +161,8 @@ int main() {
   fmt::print("deployments (model x gpu x kv dtype): {}\n", deployments.size());
   fmt::print("configurations: {} ({} max-context answers validated)\n", configs, checked);
   fmt::print("sweep: median {:.1f} ms CPU, {:.1f} ms wall (7 runs)\n", med_cpu, Median(wall));
-  fmt::print("  of which ComputeCapacity for the {} deployments: {:.1f} ms CPU\n", deployments.size(),
-             med_cap);
+  fmt::print("  of which ComputeCapacity for the {} deployments: {:.1f} ms CPU\n",
+             deployments.size(), med_cap);
   fmt::print("  trade-off search alone: {:.1f} ms CPU = {:.2f} us per configuration\n",
              med_cpu - med_cap, (med_cpu - med_cap) * 1e3 / static_cast<double>(configs));
   fmt::print("{:.2f} million configurations per CPU-second, capacity included\n",

@@ -2,6 +2,7 @@
 // `kvplan check` gates CI on. The reader only reads: model and GPU names are
 // resolved to paths but not opened, so this stays within the reader.
 #include "fuzz_common.h"
+#include "import/deploy_config_reader.h"
 #include "spec/deploy_config.h"
 
 using namespace kvplan;

@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Require(back.display_name == h.display_name, "round trip: display_name");
   fuzz::Require(back.source == h.source, "round trip: source");
   fuzz::Require(back.memory_bytes == h.memory_bytes, "round trip: memory_bytes");
-  fuzz::Require(back.usable_memory_bytes == h.usable_memory_bytes, "round trip: usable_memory_bytes");
+  fuzz::Require(back.usable_memory_bytes == h.usable_memory_bytes,
+                "round trip: usable_memory_bytes");
   fuzz::Require(back.memory_bandwidth_gbps == h.memory_bandwidth_gbps, "round trip: bandwidth");
   fuzz::Require(back.flops == h.flops, "round trip: flops");
   fuzz::Require(back.interconnect_gbps == h.interconnect_gbps, "round trip: interconnect");

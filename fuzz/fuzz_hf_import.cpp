@@ -2,7 +2,7 @@
 // config must give spec YAML that the model spec reader reads back to the
 // same numbers: `kvplan import-hf` writes exactly that YAML to disk.
 #include "fuzz_common.h"
-#include "spec/hf_import.h"
+#include "import/hf_import.h"
 #include "spec/model_reader.h"
 
 using namespace kvplan;

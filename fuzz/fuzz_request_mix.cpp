@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "fuzz_common.h"
-#include "plan/request_mix.h"
+#include "spec/request_mix.h"
 #include "spec/request_mix_reader.h"
 
 using namespace kvplan;
@@ -17,9 +17,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   RequestMix mix;
   try {
     switch (data[0] % 4) {
-      case 0: mix = ParseRequestMix(text, "fuzz.csv"); break;
-      case 1: mix = ParseRequestMix(text, "fuzz.jsonl"); break;
-      case 2: mix = ParseRequestMix(text, "fuzz.txt"); break;  // chosen by content
+      case 0:
+        mix = ParseRequestMix(text, "fuzz.csv");
+        break;
+      case 1:
+        mix = ParseRequestMix(text, "fuzz.jsonl");
+        break;
+      case 2:
+        mix = ParseRequestMix(text, "fuzz.txt");
+        break;  // chosen by content
       default: {
         MixParams p = ParseMixSpec(text, "--mix");
         p.count = std::min<uint64_t>(p.count, 64);

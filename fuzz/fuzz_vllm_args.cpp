@@ -2,8 +2,8 @@
 // (ShellSplit, then ParseVllmCommand): `vllm serve MODEL --flags`, the
 // api_server form, or a bare `MODEL --flags`.
 #include "fuzz_common.h"
+#include "import/vllm_args.h"
 #include "spec/deploy_config.h"
-#include "spec/vllm_args.h"
 
 using namespace kvplan;
 

@@ -51,8 +51,9 @@ _kvplan() {
       compopt -o default 2>/dev/null; COMPREPLY=() ;;
     gpus)
       COMPREPLY=($(compgen -W "$(_kvplan_names gpus)" -- "$cur")) ;;
-    *)  # the MODEL argument: catalog names, or a spec/config path
-      COMPREPLY=($(compgen -W "$(_kvplan_names models)" -- "$cur"))
+    *)  # the MODEL argument: catalog names, the repo ids in the local Hugging
+        # Face cache, or a spec/config/GGUF path
+      COMPREPLY=($(compgen -W "$(_kvplan_names models) $(command kvplan models --cached 2>/dev/null)" -- "$cur"))
       compopt -o default 2>/dev/null ;;
   esac
 }

@@ -5,12 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Build: compiler, CMake, the four libraries. Tests: valgrind (the CLI is run
-# under it), python3 (docs examples), patch (scripts/stream-ab's patches are
-# checked against the tree). nvcc is optional: with it the CUDA kernel
-# is built too.
-packages=(cmake ninja-build g++ libcli11-dev libfmt-dev libyaml-cpp-dev doctest-dev valgrind
-          python3 patch)
+# Build: compiler, CMake, the six libraries (libcurl: the Hub client). Tests: valgrind (the CLI is run
+# under it), python3 (docs examples), clang-format (the formatting check).
+# nvcc is optional: with it the CUDA kernel is built too.
+packages=(cmake ninja-build g++ libcli11-dev libfmt-dev libyaml-cpp-dev nlohmann-json3-dev
+          doctest-dev valgrind python3 clang-format libcurl4-openssl-dev)
 bash scripts/install-packages.sh "${packages[@]}"
 
 cmake --preset release >/dev/null

@@ -32,6 +32,8 @@ seed_files() {
                    find examples tests/data -name '*.yaml' 2>/dev/null | grep -i deploy || true ;;
     hf_import)     find tests/data/hf -name '*.json' 2>/dev/null || true ;;
     vllm_args)     ls fuzz/seeds/vllm_args/* ;;
+    gguf)          ls fuzz/seeds/gguf/* ;;
+    safetensors)   ls fuzz/seeds/safetensors/* ;;
     *) ;;
   esac
   if [ -d "tests/data/fuzz-regressions/$1" ]; then
@@ -43,7 +45,9 @@ dict_for() {
     units) echo fuzz/units.dict ;;
     vllm_args) echo fuzz/vllm_args.dict ;;
     hf_import) echo fuzz/json.dict ;;
+    safetensors) echo fuzz/json.dict ;;
     request_mix) echo fuzz/request_mix.dict ;;
+    gguf) echo fuzz/gguf.dict ;;
     *) echo fuzz/yaml.dict ;;
   esac
 }

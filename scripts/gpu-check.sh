@@ -72,7 +72,7 @@ else
   echo "torch not importable: SDPA comparison skipped"
 fi
 
-step "summary (targets: docs/perf.md, CUDA decode kernel)"
+step "summary (targets: docs/perf.md, CUDA)"
 python3 - "$OUT/bench.json" <<'EOF'
 import json, sys
 run = json.load(open(sys.argv[1]))

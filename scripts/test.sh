@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite, as CI does:
+#   0. the formatting check (scripts/format.sh --check: clang-format);
 #   1. the release build's tests (ctest: doctest unit and CLI tests, goldens,
 #      the bad-input corpus, the install/.deb test, the CLI under valgrind;
 #      the GPU tests skip themselves where there is no GPU);
@@ -16,6 +17,9 @@ cd "$(dirname "$0")/.."
 
 quick=0
 if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
+
+echo "== format (clang-format) =="
+bash scripts/format.sh --check
 
 echo "== tests (release) =="
 [ -f build/release/CMakeCache.txt ] || cmake --preset release >/dev/null

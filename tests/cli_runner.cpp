@@ -62,7 +62,9 @@ int LineCount(const std::string& text) {
   return n;
 }
 
-std::string SourcePath(const std::string& rel) { return std::string(KVPLAN_SOURCE_DIR) + "/" + rel; }
+std::string SourcePath(const std::string& rel) {
+  return std::string(KVPLAN_SOURCE_DIR) + "/" + rel;
+}
 
 std::string CpuVendorId() {
   std::ifstream in("/proc/cpuinfo");
@@ -77,11 +79,11 @@ std::string CpuVendorId() {
   return "";
 }
 
-CliResult RunKvplan(const std::string& args, const std::string& cwd) {
+CliResult RunKvplan(const std::string& args, const std::string& cwd, const std::string& env) {
   std::string dir = cwd.empty() ? TempDir() : cwd;
   std::string io = TempDir();
-  std::string cmd = "cd '" + dir + "' && '" KVPLAN_BINARY "' " + args + " >'" + io +
-                    "/out' 2>'" + io + "/err' </dev/null";
+  std::string cmd = "cd '" + dir + "' && unset COLUMNS && " + env + " '" KVPLAN_BINARY "' " + args +
+                    " >'" + io + "/out' 2>'" + io + "/err' </dev/null";
   int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -98,8 +100,9 @@ void CheckOneLineError(const CliResult& r, const std::string& line) {
 
 CliResult RunKvplanInto(const std::string& args, const std::string& stdout_path) {
   std::string io = TempDir();
-  std::string cmd = "cd '" + TempDir() + "' && '" KVPLAN_BINARY "' " + args + " >'" +
-                    stdout_path + "' 2>'" + io + "/err' </dev/null";
+  std::string cmd = "cd '" + TempDir() + "' && COLUMNS=" + std::to_string(kGoldenColumns) +
+                    " '" KVPLAN_BINARY "' " + args + " >'" + stdout_path + "' 2>'" + io +
+                    "/err' </dev/null";
   int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -11,9 +11,16 @@ struct CliResult {
   std::string err;
 };
 
+/// The COLUMNS the CLI tests run kvplan with: wide enough that no text is
+/// wrapped or table narrowed, so goldens hold the whole lines.
+inline constexpr int kGoldenColumns = 1000;
+
 /// Runs `kvplan <args>` (args are passed to /bin/sh, so quote as in a shell)
 /// from `cwd` (default: a fresh temporary directory) and captures its output.
-CliResult RunKvplan(const std::string& args, const std::string& cwd = "");
+/// `env` prefixes the command (default: COLUMNS=kGoldenColumns; "" runs
+/// without COLUMNS, as a pipe to a file would).
+CliResult RunKvplan(const std::string& args, const std::string& cwd = "",
+                    const std::string& env = "COLUMNS=" + std::to_string(kGoldenColumns));
 
 /// Checks that `r` is an error: exit status 2, nothing on stdout, and
 /// exactly `kvplan: error: <line>` on stderr.

@@ -18,9 +18,10 @@
 
 #include "cli/bench_cuda.h"
 #include "cli/commands.h"
-#include "demo/decode_validation.h"
-#include "kernels/bench/ceilings.h"
-#include "kernels/bench/harness.h"
+#include "import/resolve.h"
+#include "measure/ceilings.h"
+#include "measure/decode_validation.h"
+#include "measure/harness.h"
 #include "report/json.h"
 #include "report/table.h"
 #include "spec/catalog.h"
@@ -61,7 +62,7 @@ struct BenchRun {
   std::vector<ShapeResult> results;
   std::vector<BandwidthPoint> curve;
   std::vector<BandwidthPoint> weights_curve;  // the fp16 GEMV, measured for --save
-  double ceiling_min = 0, ceiling_max = 0;  // over the read-ceiling measurements of the run
+  double ceiling_min = 0, ceiling_max = 0;    // over the read-ceiling measurements of the run
   size_t ceiling_count = 0;
   std::optional<double> noise_floor;  // see MeasureNoiseFloor; not with a small --max-cache
 };
@@ -70,17 +71,19 @@ struct BenchRun {
 void Progress(const std::string& line) {
   static const bool tty = isatty(STDERR_FILENO) != 0;
   if (tty) {
-    fmt::print(stderr, "\r\033[K{}", line);
+    WriteStderr("\r\033[K" + line);
   } else if (!line.empty()) {
-    fmt::print(stderr, "kvplan bench: {}\n", line);
+    WriteStderr("kvplan bench: " + line + "\n");
   }
-  std::fflush(stderr);
 }
 
-std::string Pct(double f) { return fmt::format("{:.0f}%", 100 * f); }
+std::string Pct(double f) {
+  return fmt::format("{:.0f}%", 100 * f);
+}
 
 std::optional<double> DatasheetGbps(const BenchRun& run) {
-  if (run.hardware && run.hardware->memory_bandwidth_gbps > 0) return run.hardware->memory_bandwidth_gbps;
+  if (run.hardware && run.hardware->memory_bandwidth_gbps > 0)
+    return run.hardware->memory_bandwidth_gbps;
   return std::nullopt;
 }
 
@@ -201,9 +204,10 @@ Table ResultTable(const BenchRun& run, bool csv) {
              fmt::format("{:.1f}", r.gflops)};
       if (ds) row.push_back(Pct(r.gbps / *ds));
       if (concat) {
-        row.push_back(r.concat_seconds > 0 ? fmt::format("{:.3f} ms ({:.1f}x)", 1e3 * r.concat_seconds,
-                                                         r.concat_seconds / r.timing.seconds)
-                                           : "-");
+        row.push_back(r.concat_seconds > 0
+                          ? fmt::format("{:.3f} ms ({:.1f}x)", 1e3 * r.concat_seconds,
+                                        r.concat_seconds / r.timing.seconds)
+                          : "-");
       }
     }
     t.AddRow(row);
@@ -219,17 +223,19 @@ std::string ToText(const BenchRun& run) {
                      run.simd == kernels::SimdPath::kScalar ? ""
                      : run.far_prefetch                     ? ", far prefetch on"
                                                             : ", far prefetch off on AMD");
-  out += fmt::format("read ceiling  {:.1f} GB/s  (STREAM-style read of {}, all threads, {} loop, the "
-                     "fastest here; median of {} measurements, one before the sweep and one beside "
-                     "each timed step: {:.1f}-{:.1f})\n",
-                     c.read_gbps, FormatGiB(c.read_buffer_bytes), kernels::ReadLoopName(c.read_loop),
-                     run.ceiling_count, run.ceiling_min, run.ceiling_max);
+  out += fmt::format(
+      "read ceiling  {:.1f} GB/s  (STREAM-style read of {}, all threads, {} loop, the "
+      "fastest here; median of {} measurements, one before the sweep and one beside "
+      "each timed step: {:.1f}-{:.1f})\n",
+      c.read_gbps, FormatGiB(c.read_buffer_bytes), kernels::ReadLoopName(c.read_loop),
+      run.ceiling_count, run.ceiling_min, run.ceiling_max);
   out += fmt::format("FMA peak      {:.1f} GFLOP/s  ({} path, all threads)\n", c.fma_flops / 1e9,
                      kernels::SimdName(run.simd));
   if (run.noise_floor) {
-    out += fmt::format("noise floor   {}  (the read loop itself over {}, timed as a step: what a "
-                       "kernel streaming at the ceiling scores in this run)\n",
-                       Pct(*run.noise_floor), FormatGiB(kernels::kNoiseFloorStepBytes));
+    out += fmt::format(
+        "noise floor   {}  (the read loop itself over {}, timed as a step: what a "
+        "kernel streaming at the ceiling scores in this run)\n",
+        Pct(*run.noise_floor), FormatGiB(kernels::kNoiseFloorStepBytes));
   }
   if (auto ds = DatasheetGbps(run)) {
     out += fmt::format("datasheet     {:.1f} GB/s  ({}); measured ceiling = {}\n", *ds,
@@ -274,10 +280,11 @@ HardwareSpec ProfileSpec(const BenchRun& run, const std::string& path) {
     // bf16 peak the fp32 FMA peak (a CPU widens them and computes in fp32).
     h.memory_bandwidth_gbps = std::round(run.ceilings.read_gbps * 1000) / 1000;
     for (const char* t : {"fp32", "fp16", "bf16"}) h.flops[t] = run.ceilings.fma_flops;
-    h.source = fmt::format("kvplan bench on {}, {} ({} path, {} threads): no datasheet, so "
-                           "memory_bandwidth_gbps is the measured read ceiling and flops the "
-                           "measured FMA peak",
-                           run.machine, date, kernels::SimdName(run.simd), run.threads);
+    h.source = fmt::format(
+        "kvplan bench on {}, {} ({} path, {} threads): no datasheet, so "
+        "memory_bandwidth_gbps is the measured read ceiling and flops the "
+        "measured FMA peak",
+        run.machine, date, kernels::SimdName(run.simd), run.threads);
     h.source_url = "";
   }
   h.name = std::filesystem::path(path).stem().string();
@@ -294,15 +301,17 @@ HardwareSpec ProfileSpec(const BenchRun& run, const std::string& path) {
 
 void SaveProfile(const BenchRun& run, const std::string& path, bool force) {
   if (run.curve.empty()) Fail("--save: no curve shape was measured (raise --max-cache)");
-  const std::string yaml = "# Hardware profile written by `kvplan bench --save` (schema: docs/hardware-spec.md)\n" +
-                           HardwareToYaml(ProfileSpec(run, path));
+  const std::string yaml =
+      "# Hardware profile written by `kvplan bench --save` (schema: docs/hardware-spec.md)\n" +
+      HardwareToYaml(ProfileSpec(run, path));
   ParseHardwareYaml(yaml, path);  // what we write must read back
   WriteFileAtomic(path, yaml, force);
 }
 
 void Run(const BenchOptions& o) {
   if (o.device == "cuda") {
-    RunCudaBench({o.quick, o.repeats, o.max_cache, o.hardware, o.save, o.force, o.format, o.shapes});
+    RunCudaBench(
+        {o.quick, o.repeats, o.max_cache, o.hardware, o.save, o.force, o.format, o.shapes});
     return;
   }
   if (o.device != "cpu") Fail("--device {}: expected cpu or cuda", o.device);
@@ -310,7 +319,8 @@ void Run(const BenchOptions& o) {
   if (!o.save.empty()) CheckOutputPath(o.save, o.force);  // before minutes of measuring
   BenchRun run;
   if (!o.hardware.empty()) run.hardware = LoadHardware(o.hardware);
-  const uint64_t max_cache = o.max_cache.empty() ? UINT64_MAX : ParseBytes(o.max_cache, "--max-cache");
+  const uint64_t max_cache =
+      o.max_cache.empty() ? UINT64_MAX : ParseBytes(o.max_cache, "--max-cache");
   std::vector<BenchShape> shapes;
   std::vector<BenchShape> candidates;
   for (const std::string& spec : o.shapes) candidates.push_back(kernels::ParseBenchShape(spec));
@@ -332,7 +342,8 @@ void Run(const BenchOptions& o) {
 
   // The read ceiling over 8x the LLC, within 256 MiB .. 512 MiB (quick) or 1 GiB.
   const uint64_t llc = kernels::LastLevelCacheBytes();
-  run.ceilings.read_buffer_bytes = std::clamp<uint64_t>(8 * llc, 256 * kMiB, (o.quick ? 512 : 1024) * kMiB);
+  run.ceilings.read_buffer_bytes =
+      std::clamp<uint64_t>(8 * llc, 256 * kMiB, (o.quick ? 512 : 1024) * kMiB);
   Progress(fmt::format("measuring the read ceiling over {} (first choosing the fastest read loop)",
                        FormatGiB(run.ceilings.read_buffer_bytes)));
   // Held only for the sweep: the weights curve's probe below has a buffer
@@ -364,7 +375,8 @@ void Run(const BenchOptions& o) {
     const std::vector<double>& beside = run.results.back().timing.beside;
     ceilings.insert(ceilings.end(), beside.begin(), beside.end());
     if (o.concat && shapes[i].block_tokens == 0) {
-      Progress(fmt::format("[{}/{}] {}: timing concat-per-step", i + 1, shapes.size(), shapes[i].Label()));
+      Progress(fmt::format("[{}/{}] {}: timing concat-per-step", i + 1, shapes.size(),
+                           shapes[i].Label()));
       run.results.back().concat_seconds = kernels::TimeConcatStep(shapes[i], topt);
     }
     if (kernels::IsCurveShape(shapes[i])) {
@@ -399,8 +411,12 @@ void Run(const BenchOptions& o) {
   }
 
   switch (ToFormat(o.format)) {
-    case Format::kJson: Print(ToJson(run, o).Dump() + "\n"); break;
-    case Format::kCsv: Print(ResultTable(run, true).Csv()); break;
+    case Format::kJson:
+      Print(ToJson(run, o).Dump() + "\n");
+      break;
+    case Format::kCsv:
+      Print(ResultTable(run, true).Csv());
+      break;
     case Format::kText:
       Print(ToText(run));
       if (!o.save.empty()) Print(fmt::format("\nprofile written to {}\n", o.save));
@@ -414,19 +430,29 @@ void SetupBenchCommand(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* sub = app.add_subcommand(
       "bench", "Measure the read-bandwidth ceiling and the CPU decode kernel against it");
-  sub->add_option("--device", o->device, "Where to run: cpu, or cuda (the CUDA kernel on GPU 0)")->capture_default_str();
-  sub->add_flag("--quick", o->quick, "A short sweep (under 30 s on 2 cores) instead of the full one");
-  sub->add_option("--threads", o->threads, "Threads (default 0: all cores)")->capture_default_str();
-  sub->add_option("--simd", o->simd, "Kernel path: auto|scalar|avx2|avx512 (auto honours KVPLAN_SIMD, else the widest this CPU has)")
+  sub->add_option("--device", o->device, "Where to run: cpu, or cuda (the CUDA kernel on GPU 0)")
+      ->capture_default_str();
+  sub->add_flag("--quick", o->quick,
+                "A short sweep (under 30 s on 2 cores) instead of the full one");
+  // A bound before any work: OpenMP given 100,000 threads crashes inside
+  // libgomp, and no machine kvplan measures has more than a few hundred cores.
+  sub->add_option("--threads", o->threads, "Threads, 0 to 1024 (default 0: all cores)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
+  sub->add_option("--simd", o->simd,
+                  "Kernel path: auto|scalar|avx2|avx512 (auto honours KVPLAN_SIMD, else the widest "
+                  "this CPU has)")
       ->check(CLI::IsMember({"auto", "scalar", "avx2", "avx512"}))
       ->capture_default_str();
-  sub->add_option("--repeats", o->repeats, "Timed steps per shape, median reported (default 7; 5 with --quick)")
+  sub->add_option("--repeats", o->repeats,
+                  "Timed steps per shape, median reported (default 7; 5 with --quick)")
       ->check(CLI::Range(1, 1000));
   sub->add_option("--max-cache", o->max_cache,
                   "Skip shapes whose cache is larger (e.g. 64MiB on a machine short of memory)");
   sub->add_option("--shape", o->shapes,
                   "Time this shape instead of the sweep (repeatable): dtype=fp16,context=128K,"
-                  "batch=1,kv_heads=8,group=4,head_dim=128,block=0");
+                  "batch=1,kv_heads=8,group=4,head_dim=128,block=0 (at most context 16M, batch "
+                  "4096, kv_heads 1024, group 256, head_dim 1024, block 1M)");
   sub->add_flag("--concat", o->concat,
                 "Also time the naive concat-per-step cache (copy everything, then attend)");
   sub->add_option("--hardware,--gpu", o->hardware,

@@ -4,6 +4,7 @@
 // the device's attributes; --save writes a profile for `latency --profile`.
 #include "cli/bench_cuda.h"
 
+#include "import/resolve.h"
 #include "util/error.h"
 
 #if defined(KVPLAN_HAVE_CUDA)
@@ -20,8 +21,8 @@
 #include <vector>
 
 #include "cli/common.h"
-#include "kernels/bench/harness.h"
-#include "kernels/cuda/cuda_bench.h"
+#include "measure/cuda_bench.h"
+#include "measure/harness.h"
 #include "report/json.h"
 #include "report/table.h"
 #include "spec/catalog.h"
@@ -35,8 +36,9 @@ namespace kvplan {
 #if !defined(KVPLAN_HAVE_CUDA)
 
 void RunCudaBench(const CudaBenchCliOptions&) {
-  Fail("--device cuda: this kvplan was built without CUDA (install nvcc and reconfigure, "
-       "or pass -DKVPLAN_CUDA=ON)");
+  Fail(
+      "--device cuda: this kvplan was built without CUDA (install nvcc and reconfigure, "
+      "or pass -DKVPLAN_CUDA=ON)");
 }
 
 #else
@@ -60,7 +62,8 @@ struct CudaRun {
   std::vector<BandwidthPoint> curve;
 };
 
-BenchShape Shape(int64_t batch, int64_t context, int64_t group, KvDtype dtype, int64_t block_tokens = 0) {
+BenchShape Shape(int64_t batch, int64_t context, int64_t group, KvDtype dtype,
+                 int64_t block_tokens = 0) {
   BenchShape s;
   s.batch = batch;
   s.context = context;
@@ -76,7 +79,7 @@ BenchShape Shape(int64_t batch, int64_t context, int64_t group, KvDtype dtype, i
 // batch 64 x 1K, batch 1 x 4K) for GQA groups 1, 4 and 8, in every dtype,
 // paged, and a bandwidth curve (fp16, batch 1, group 1, 1K..128K tokens).
 std::vector<BenchShape> CudaSweep(bool quick) {
-  const std::vector<std::pair<int64_t, int64_t>> targets = {{1, 32768}, {64, 1024}, {1, 4096}};
+  const std::vector<std::pair<int64_t, int64_t> > targets = {{1, 32768}, {64, 1024}, {1, 4096}};
   std::vector<BenchShape> out;
   for (auto [batch, context] : targets) out.push_back(Shape(batch, context, 8, KvDtype::kFp16));
   for (auto [batch, context] : targets) out.push_back(Shape(batch, context, 8, KvDtype::kFp16, 16));
@@ -85,7 +88,8 @@ std::vector<BenchShape> CudaSweep(bool quick) {
     return out;
   }
   for (int64_t group : {1, 4}) {
-    for (auto [batch, context] : targets) out.push_back(Shape(batch, context, group, KvDtype::kFp16));
+    for (auto [batch, context] : targets)
+      out.push_back(Shape(batch, context, group, KvDtype::kFp16));
   }
   for (KvDtype dtype : {KvDtype::kBf16, KvDtype::kFp8E4M3}) {
     for (auto [batch, context] : targets) out.push_back(Shape(batch, context, 8, dtype));
@@ -105,12 +109,15 @@ kc::CudaCase ToCase(const BenchShape& s) {
   c.shape = s.Decode();
   c.context = s.context;
   c.dtype = s.dtype;
-  c.layout = s.block_tokens > 0 ? kernels::KvLayoutKind::kPaged : kernels::KvLayoutKind::kContiguous;
+  c.layout =
+      s.block_tokens > 0 ? kernels::KvLayoutKind::kPaged : kernels::KvLayoutKind::kContiguous;
   c.block_tokens = s.block_tokens > 0 ? s.block_tokens : 16;
   return c;
 }
 
-std::string Pct(double f) { return fmt::format("{:.0f}%", 100 * f); }
+std::string Pct(double f) {
+  return fmt::format("{:.0f}%", 100 * f);
+}
 
 Json ToJson(const CudaRun& run) {
   const kc::CudaDevice& d = run.device;
@@ -164,16 +171,19 @@ Json ToJson(const CudaRun& run) {
 }
 
 Table ResultTable(const CudaRun& run, bool csv) {
-  Table t(csv ? std::vector<std::string>{"shape", "bytes_read", "seconds", "gbps", "fraction_of_copy",
-                                         "fraction_of_peak", "splits"}
-              : std::vector<std::string>{"shape", "cache", "time", "GB/s", "% copy", "% peak", "splits"});
+  Table t(csv ? std::vector<std::string>{"shape", "bytes_read", "seconds", "gbps",
+                                         "fraction_of_copy", "fraction_of_peak", "splits"}
+              : std::vector<std::string>{"shape", "cache", "time", "GB/s", "% copy", "% peak",
+                                         "splits"});
   t.SetAlign(0, Table::Align::kLeft);
   for (const CudaRow& row : run.rows) {
     const kc::CudaCaseResult& r = row.result;
     if (csv) {
-      t.AddRow({row.shape.Label(), std::to_string(r.cache_bytes), fmt::format("{:.6g}", r.median_us * 1e-6),
-                fmt::format("{:.1f}", r.gbps), fmt::format("{:.4f}", r.gbps / run.copy_gbps),
-                fmt::format("{:.4f}", r.gbps / run.device.peak_gbps), std::to_string(r.plan.max_splits)});
+      t.AddRow({row.shape.Label(), std::to_string(r.cache_bytes),
+                fmt::format("{:.6g}", r.median_us * 1e-6), fmt::format("{:.1f}", r.gbps),
+                fmt::format("{:.4f}", r.gbps / run.copy_gbps),
+                fmt::format("{:.4f}", r.gbps / run.device.peak_gbps),
+                std::to_string(r.plan.max_splits)});
     } else {
       t.AddRow({row.shape.Label(), FormatGiB(r.cache_bytes), fmt::format("{:.1f} us", r.median_us),
                 fmt::format("{:.0f}", r.gbps), Pct(r.gbps / run.copy_gbps),
@@ -187,19 +197,23 @@ std::string ToText(const CudaRun& run) {
   const kc::CudaDevice& d = run.device;
   std::string out = fmt::format("CUDA decode attention on {} (sm_{}{}, {} SMs, {} L2)\n", d.name,
                                 d.cc_major, d.cc_minor, d.sm_count, FormatGiB(d.l2_bytes));
-  out += fmt::format("peak          {:.0f} GB/s  (2 x {} MHz memory clock x {}-bit bus, device attributes)\n",
-                     d.peak_gbps, d.memory_clock_khz / 1000, d.bus_width_bits);
-  out += fmt::format("copy          {:.0f} GB/s  (device-to-device cudaMemcpy, read + write, median) = {} of peak\n",
-                     run.copy_gbps, Pct(run.copy_gbps / d.peak_gbps));
+  out += fmt::format(
+      "peak          {:.0f} GB/s  (2 x {} MHz memory clock x {}-bit bus, device attributes)\n",
+      d.peak_gbps, d.memory_clock_khz / 1000, d.bus_width_bits);
+  out += fmt::format(
+      "copy          {:.0f} GB/s  (device-to-device cudaMemcpy, read + write, median) = {} of "
+      "peak\n",
+      run.copy_gbps, Pct(run.copy_gbps / d.peak_gbps));
   if (run.hardware) {
     out += fmt::format("datasheet     {:.0f} GB/s  ({})\n", run.hardware->memory_bandwidth_gbps,
                        run.hardware->display_name);
   }
   out += "\n" + ResultTable(run, false).Text();
-  out += "\nBytes are the K, V (and fp8 scales) one decode step reads, counted from the shape.\n"
-         "Every shape was validated against the float64 reference (output poisoned with NaN\n"
-         "before each run) before it was timed; each timed run read its own copy of the cache\n"
-         "(copies cover 3 x L2), times are CUDA-event medians.\n";
+  out +=
+      "\nBytes are the K, V (and fp8 scales) one decode step reads, counted from the shape.\n"
+      "Every shape was validated against the float64 reference (output poisoned with NaN\n"
+      "before each run) before it was timed; each timed run read its own copy of the cache\n"
+      "(copies cover 3 x L2), times are CUDA-event medians.\n";
   return out;
 }
 
@@ -217,9 +231,10 @@ HardwareSpec ProfileSpec(const CudaRun& run, const std::string& path) {
     h.display_name = run.device.name;
     h.memory_bytes = run.device.memory_bytes;
     h.memory_bandwidth_gbps = std::round(run.device.peak_gbps * 1000) / 1000;
-    h.source = fmt::format("kvplan bench --device cuda on {}, {}: memory_bandwidth_gbps from the "
-                           "device's memory clock and bus width; no FLOP/s (pass --hardware)",
-                           run.device.name, date);
+    h.source = fmt::format(
+        "kvplan bench --device cuda on {}, {}: memory_bandwidth_gbps from the "
+        "device's memory clock and bus width; no FLOP/s (pass --hardware)",
+        run.device.name, date);
   }
   h.name = std::filesystem::path(path).stem().string();
   MeasuredProfile p;
@@ -234,7 +249,8 @@ HardwareSpec ProfileSpec(const CudaRun& run, const std::string& path) {
 void SaveProfile(const CudaRun& run, const std::string& path, bool force) {
   if (run.curve.empty()) Fail("--save: no curve shape was measured (raise --max-cache)");
   const std::string yaml =
-      "# Hardware profile written by `kvplan bench --device cuda --save` (schema: docs/hardware-spec.md)\n" +
+      "# Hardware profile written by `kvplan bench --device cuda --save` (schema: "
+      "docs/hardware-spec.md)\n" +
       HardwareToYaml(ProfileSpec(run, path));
   ParseHardwareYaml(yaml, path);  // what we write must read back
   WriteFileAtomic(path, yaml, force);
@@ -247,7 +263,8 @@ void RunCudaBench(const CudaBenchCliOptions& o) {
   CudaRun run;
   run.device = kc::OpenCudaDevice();  // "no CUDA device: ..." without one
   if (!o.hardware.empty()) run.hardware = LoadHardware(o.hardware);
-  const uint64_t max_cache = o.max_cache.empty() ? UINT64_MAX : ParseBytes(o.max_cache, "--max-cache");
+  const uint64_t max_cache =
+      o.max_cache.empty() ? UINT64_MAX : ParseBytes(o.max_cache, "--max-cache");
   std::vector<BenchShape> shapes;
   std::vector<BenchShape> candidates;
   for (const std::string& spec : o.shapes) candidates.push_back(kernels::ParseBenchShape(spec));
@@ -258,21 +275,27 @@ void RunCudaBench(const CudaBenchCliOptions& o) {
   if (shapes.empty()) Fail("--max-cache {}: no shape of the sweep is that small", o.max_cache);
   const int repeats = o.repeats > 0 ? o.repeats : (o.quick ? 15 : 30);
 
-  fmt::print(stderr, "kvplan bench: measuring the device-to-device copy on {}\n", run.device.name);
+  WriteStderr(
+      fmt::format("kvplan bench: measuring the device-to-device copy on {}\n", run.device.name));
   run.copy_gbps = kc::MeasureCopyGBps(run.device, 20);
   std::map<uint64_t, double> curve;
   for (size_t i = 0; i < shapes.size(); ++i) {
-    fmt::print(stderr, "kvplan bench: [{}/{}] {} ({}): validating, then timing\n", i + 1, shapes.size(),
-               shapes[i].Label(), FormatGiB(shapes[i].CacheBytes()));
+    WriteStderr(fmt::format("kvplan bench: [{}/{}] {} ({}): validating, then timing\n", i + 1,
+                            shapes.size(), shapes[i].Label(), FormatGiB(shapes[i].CacheBytes())));
     run.rows.push_back({shapes[i], kc::RunCudaCase(ToCase(shapes[i]), run.device, repeats, 1 + i)});
-    if (IsCudaCurveShape(shapes[i])) curve[run.rows.back().result.cache_bytes] = run.rows.back().result.gbps;
+    if (IsCudaCurveShape(shapes[i]))
+      curve[run.rows.back().result.cache_bytes] = run.rows.back().result.gbps;
   }
   for (const auto& [bytes, gbps] : curve) run.curve.push_back({bytes, gbps});
   if (!o.save.empty()) SaveProfile(run, o.save, o.force);
 
   switch (ToFormat(o.format)) {
-    case Format::kJson: Print(ToJson(run).Dump() + "\n"); break;
-    case Format::kCsv: Print(ResultTable(run, true).Csv()); break;
+    case Format::kJson:
+      Print(ToJson(run).Dump() + "\n");
+      break;
+    case Format::kCsv:
+      Print(ResultTable(run, true).Csv());
+      break;
     case Format::kText:
       Print(ToText(run));
       if (!o.save.empty()) Print(fmt::format("\nprofile written to {}\n", o.save));

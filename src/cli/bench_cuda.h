@@ -11,10 +11,10 @@ namespace kvplan {
 /// The bench options --device cuda uses (a subset of bench's own).
 struct CudaBenchCliOptions {
   bool quick = false;
-  int repeats = 0;         // 0: 30 (quick: 15)
-  std::string max_cache;   // skip shapes whose cache is larger
-  std::string hardware;    // datasheet figures for --save and the table
-  std::string save;        // profile path
+  int repeats = 0;        // 0: 30 (quick: 15)
+  std::string max_cache;  // skip shapes whose cache is larger
+  std::string hardware;   // datasheet figures for --save and the table
+  std::string save;       // profile path
   bool force = false;
   std::string format = "text";
   std::vector<std::string> shapes;  // --shape specs (ParseBenchShape); empty: the CUDA sweep

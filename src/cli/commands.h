@@ -19,18 +19,9 @@ void SetupCompareCommand(CLI::App& app, int& exit_code);
 void SetupPagingCommand(CLI::App& app, int& exit_code);
 
 inline constexpr CommandSetup kCommands[] = {
-    SetupSizeCommand,
-    SetupModelsCommand,
-    SetupGpusCommand,
-    SetupCapacityCommand,
-    SetupTradeoffCommand,
-    SetupCompareCommand,
-    SetupPagingCommand,
-    SetupLatencyCommand,
-    SetupBenchCommand,
-    SetupDemoCommand,
-    SetupCheckCommand,
-    SetupImportHfCommand,
+    SetupSizeCommand,     SetupModelsCommand,  SetupGpusCommand,   SetupCapacityCommand,
+    SetupTradeoffCommand, SetupCompareCommand, SetupPagingCommand, SetupLatencyCommand,
+    SetupBenchCommand,    SetupDemoCommand,    SetupCheckCommand,  SetupImportHfCommand,
 };
 
 }  // namespace kvplan

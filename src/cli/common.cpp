@@ -2,9 +2,10 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <filesystem>
 
 #include "plan/capacity.h"
+#include "report/terminal.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace kvplan {
@@ -31,6 +32,11 @@ const CacheDtype& ResolveCacheDtype(const ModelSpec& model, const std::string& r
   return FindCacheDtype(requested);
 }
 
+size_t OutputWidth() {
+  static const size_t width = TerminalWidth();
+  return width;
+}
+
 namespace {
 int print_errno = 0;
 }  // namespace
@@ -47,24 +53,8 @@ void FlushOutput() {
   if (std::fflush(stdout) != 0 && print_errno == 0) print_errno = errno != 0 ? errno : EIO;
 }
 
-int PrintErrno() { return print_errno; }
-
-Json LintsJson(const std::vector<Lint>& lints) {
-  Json out = Json::MakeArray();
-  for (const Lint& l : lints) {
-    Json o;
-    o.Set("severity", l.severity == Severity::kError ? "error" : "warning");
-    o.Set("code", l.code);
-    o.Set("message", l.message);
-    out.Push(std::move(o));
-  }
-  return out;
-}
-
-void SetEngineJson(Json& j, const CapacityResult& r) {
-  j.Set("engine", r.engine_name);
-  if (r.config.engine == Engine::kVllm)
-    j.Set("vllm_version", VllmVersionName(r.config.vllm_version));
+int PrintErrno() {
+  return print_errno;
 }
 
 Json CurveJson(const std::vector<BandwidthPoint>& curve) {
@@ -81,14 +71,7 @@ Json CurveJson(const std::vector<BandwidthPoint>& curve) {
 }
 
 void CheckOutputPath(const std::string& path, bool force) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) Fail("{}: is a directory, not a file", path);
-  if (!force && fs::exists(path, ec)) Fail("{}: file exists (use --force to overwrite)", path);
-  fs::path dir = fs::path(path).parent_path();
-  if (!dir.empty() && !fs::is_directory(dir, ec)) {
-    Fail("{}: the folder {} does not exist", path, dir.string());
-  }
+  CheckOutputFile(path, force);
 }
 
 }  // namespace kvplan

@@ -3,12 +3,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "plan/capacity.h"
+#include "report/capacity.h"
 #include "report/json.h"
 #include "spec/cache_dtype.h"
 #include "spec/hardware_spec.h"
@@ -30,6 +30,10 @@ Format ToFormat(const std::string& value);
 /// checkpoint in bf16, a quantized one in its 16-bit type).
 const CacheDtype& ResolveCacheDtype(const ModelSpec& model, const std::string& requested);
 
+/// The width text output fits (report/terminal.h's TerminalWidth), read
+/// once.
+size_t OutputWidth();
+
 /// Writes text to stdout.
 void Print(const std::string& text);
 
@@ -43,16 +47,10 @@ int PrintErrno();
 /// A measured bandwidth curve as JSON: [{bytes, gbps, group, batch}, ...] (bench, CPU and CUDA).
 Json CurveJson(const std::vector<BandwidthPoint>& curve);
 
-/// Capacity lints as JSON objects: severity, code, message.
-Json LintsJson(const std::vector<Lint>& lints);
-
-/// "engine" (the plain name) and, for vLLM, "vllm_version" ("latest" or
-/// "0.20") of a capacity result, on `j`.
-void SetEngineJson(Json& j, const CapacityResult& r);
-
-/// Throws Error when `path` cannot be written later (a directory, a missing
-/// folder, or an existing file without --force): for commands that would
-/// otherwise measure for minutes before failing to write.
+/// Throws Error when `path` cannot be written later (util/atomic_file.h's
+/// CheckOutputFile: a directory, a missing folder, an existing file without
+/// --force, a link or device even with it). Every command with an output
+/// flag (-o, --save, --svg) calls it before any reading or measuring.
 void CheckOutputPath(const std::string& path, bool force);
 
 /// Registers one subcommand on `app`. The subcommand's callback stores its

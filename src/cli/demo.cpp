@@ -11,6 +11,7 @@
 #include "demo/growth_demo.h"
 #include "report/json.h"
 #include "report/table.h"
+#include "util/error.h"
 
 namespace kvplan {
 namespace {
@@ -22,7 +23,9 @@ struct DemoOptions {
 
 constexpr const char* kKeys[3] = {"no_cache", "concat", "cached"};
 
-std::string Ms(double seconds) { return fmt::format("{:.2f}", seconds * 1e3); }
+std::string Ms(double seconds) {
+  return fmt::format("{:.2f}", seconds * 1e3);
+}
 
 std::string ModelLine(const demo::TinyConfig& c) {
   return fmt::format(
@@ -67,8 +70,10 @@ std::string ToText(const demo::GrowthResult& r) {
   out += t.Text();
   out += fmt::format(
       "\nGrowth exponent k in time ~ n^k (least squares on log time vs log n):\n"
-      "  no cache        {:.2f}   (step t re-runs attention over all t positions: t^2, summed: n^3)\n"
-      "  cache + concat  {:.2f}   (step t attends to t cached tokens and copies them: t, summed: n^2)\n"
+      "  no cache        {:.2f}   (step t re-runs attention over all t positions: t^2, summed: "
+      "n^3)\n"
+      "  cache + concat  {:.2f}   (step t attends to t cached tokens and copies them: t, summed: "
+      "n^2)\n"
       "  cache + append  {:.2f}   (step t attends to t cached tokens: t, summed: n^2)\n",
       r.fit[0].exponent, r.fit[1].exponent, r.fit[2].exponent);
   out += fmt::format(
@@ -76,8 +81,9 @@ std::string ToText(const demo::GrowthResult& r) {
       "faster than concatenating.\n",
       last.n, last.seconds[0] / last.seconds[2], last.seconds[1] / last.seconds[2]);
   out += r.tokens_agree
-             ? fmt::format("All three generated the same {} tokens (largest logit difference {:.3g}).\n",
-                           last.n, r.max_logit_diff)
+             ? fmt::format(
+                   "All three generated the same {} tokens (largest logit difference {:.3g}).\n",
+                   last.n, r.max_logit_diff)
              : "WARNING: the three methods generated different tokens.\n";
   return out;
 }
@@ -94,15 +100,21 @@ std::string ToCsv(const demo::GrowthResult& r) {
 void Run(const DemoOptions& o) {
   const bool tty = isatty(fileno(stderr)) != 0;
   auto progress = [tty](const std::string& what) {
-    if (tty) fmt::print(stderr, "\r\033[K  timing {}", what);
+    if (tty) WriteStderr("\r\033[K  timing " + what);
   };
   demo::GrowthResult r =
       demo::RunGrowthDemo(demo::DemoModelConfig(), demo::GrowthSizes(o.max_tokens), progress);
-  if (tty) fmt::print(stderr, "\r\033[K");
+  if (tty) WriteStderr("\r\033[K");
   switch (ToFormat(o.format)) {
-    case Format::kJson: Print(ToJson(r).Dump() + "\n"); break;
-    case Format::kCsv: Print(ToCsv(r)); break;
-    case Format::kText: Print(ToText(r)); break;
+    case Format::kJson:
+      Print(ToJson(r).Dump() + "\n");
+      break;
+    case Format::kCsv:
+      Print(ToCsv(r));
+      break;
+    case Format::kText:
+      Print(ToText(r));
+      break;
   }
 }
 
@@ -112,9 +124,10 @@ void SetupDemoCommand(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<DemoOptions>();
   CLI::App* sub = app.add_subcommand(
       "demo", "Generation with and without a KV cache on a tiny CPU transformer: times and growth");
-  sub->add_option("-n,--max-tokens", o->max_tokens,
-                  "Largest n; n runs from a quarter of it up in steps of 2^(1/4). The no-cache time "
-                  "grows as n^3: 512 takes a few seconds, 1024 about 8x that")
+  sub->add_option(
+         "-n,--max-tokens", o->max_tokens,
+         "Largest n; n runs from a quarter of it up in steps of 2^(1/4). The no-cache time "
+         "grows as n^3: 512 takes a few seconds, 1024 about 8x that")
       ->capture_default_str()
       ->check(CLI::Range(16, 2048));
   AddFormatOption(sub, o->format);

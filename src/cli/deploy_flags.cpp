@@ -12,6 +12,17 @@
 
 namespace kvplan {
 
+CLI::Validator DecimalNumber() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (TryParseReal(text)) return "";
+        return "'" + text +
+               "' is not a number (decimal digits, an optional '.' and exponent: "
+               "0.9, 1e-3)";
+      },
+      "NUMBER");
+}
+
 void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
   CLI::Option* gpu = sub->add_option(
       "--gpu", f.gpu, "Accelerator: catalog name (kvplan gpus) or a hardware/profile YAML");
@@ -19,14 +30,17 @@ void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
   sub->add_option("--engine", f.engine, "Serving engine: vllm, sglang, trtllm, llama.cpp")
       ->capture_default_str();
   sub->add_option(
-      "--gpu-memory-utilization", f.gpu_memory_utilization,
-      "vLLM: fraction of total GPU memory for weights + reserve + KV (default 0.92; 0.9 "
-      "before vLLM 0.21)");
+         "--gpu-memory-utilization", f.gpu_memory_utilization,
+         "vLLM: fraction of total GPU memory for weights + reserve + KV (default 0.92; 0.9 "
+         "before vLLM 0.21)")
+      ->check(DecimalNumber());
   sub->add_option("--mem-fraction-static", f.mem_fraction_static,
                   "SGLang: fraction for weights + KV pool (default from GPU memory, SGLang's "
-                  "heuristic)");
+                  "heuristic)")
+      ->check(DecimalNumber());
   sub->add_option("--free-gpu-memory-fraction", f.free_gpu_memory_fraction,
-                  "TensorRT-LLM: fraction of the memory free after loading (default 0.9)");
+                  "TensorRT-LLM: fraction of the memory free after loading (default 0.9)")
+      ->check(DecimalNumber());
   sub->add_option("--max-model-len", f.max_model_len,
                   "Tokens per request (default: the model's max context; 4k = 4000, 4K = 4096)");
   sub->add_option("--max-num-seqs", f.max_num_seqs,
@@ -37,21 +51,21 @@ void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
   sub->add_option("--block-size", f.block_size,
                   "Tokens per KV block (default: vLLM 16, TRT-LLM 32, SGLang 1, llama.cpp cell "
                   "padding 256)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+      ->check(CLI::Range(uint64_t{1}, kMaxBlockTokens));
   sub->add_option("--kv-cache-dtype", f.kv_cache_dtype,
                   "auto, fp16, bf16, fp8, fp8_e5m2, int8, q8_0, ...")
       ->capture_default_str();
   sub->add_option("--tp,--tensor-parallel-size", f.tp, "Tensor-parallel ranks (also -tp)")
       ->capture_default_str()
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
+      ->check(CLI::Range(uint64_t{1}, kMaxRanks));
   sub->add_option("--pp,--pipeline-parallel-size", f.pp, "Pipeline stages (also -pp)")
       ->capture_default_str()
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
+      ->check(CLI::Range(uint64_t{1}, kMaxRanks));
   sub->add_option("--nodes", f.nodes, "Machines (tp x pp may span them)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))
+      ->check(CLI::Range(uint64_t{1}, kMaxRanks))
       ->capture_default_str();
   sub->add_option("--gpus-per-node", f.gpus_per_node, "GPUs per machine (default 8)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
+      ->check(CLI::Range(uint64_t{1}, kMaxRanks));
   sub->add_option("--weight-dtype", f.weight_dtype,
                   "Override the weights: fp16, bf16, fp8, int8, int4, nvfp4, mxfp4 (default: as "
                   "published, e.g. DeepSeek-V3 fp8 in 128x128 blocks)");
@@ -96,8 +110,7 @@ EngineConfig ToEngineConfig(const DeployFlags& f) {
     c.memory_fraction = *ff.value;
   }
   if (!f.max_model_len.empty()) {
-    c.max_model_len = ParseTokens(f.max_model_len, "--max-model-len");
-    if (c.max_model_len == 0) Fail("--max-model-len: must be at least 1 token");
+    c.max_model_len = ParseContextTokens(f.max_model_len, "--max-model-len");
   }
   // An explicit 0 is an error, not the engine's default.
   const auto at_least_one = [](const std::string& v, const char* flag) {
@@ -156,6 +169,5 @@ CapacityResult CapacityOrFail(const ModelSpec& model, const HardwareSpec& gpu,
   }
   return r;
 }
-
 
 }  // namespace kvplan

@@ -29,7 +29,7 @@ struct DeployFlags {
   uint64_t nodes = 1;          // machines: tp x pp (x dp) may span them
   uint64_t gpus_per_node = 0;  // 0: 8
   std::string weight_dtype;
-  uint64_t quant_group_size = 128;                 // int4 scale group
+  uint64_t quant_group_size = 128;  // int4 scale group
   std::string kv_cache_memory_bytes;
   std::string max_total_tokens;
   std::string reserve;
@@ -38,6 +38,11 @@ struct DeployFlags {
 
   bool operator==(const DeployFlags&) const = default;
 };
+
+/// A CLI11 check that a real-valued flag is written in util/units' one
+/// number grammar (TryParseReal): CLI11's own conversion also takes hex
+/// floats (0x0.8), inf and nan, which no engine does.
+CLI::Validator DecimalNumber();
 
 /// Adds --gpu (required when `gpu_required`), --engine and the engine flags.
 void AddDeployFlags(CLI::App* sub, DeployFlags& flags, bool gpu_required = true);
@@ -50,6 +55,5 @@ EngineConfig ToEngineConfig(const DeployFlags& flags);
 /// when the configuration cannot run.
 CapacityResult CapacityOrFail(const ModelSpec& model, const HardwareSpec& gpu,
                               const EngineConfig& config);
-
 
 }  // namespace kvplan

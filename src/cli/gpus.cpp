@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "import/resolve.h"
 #include "report/json.h"
 #include "report/table.h"
+#include "report/terminal.h"
 #include "spec/catalog.h"
 #include "util/units.h"
 
@@ -96,13 +98,16 @@ void ShowOne(const HardwareSpec& h, Format format) {
   add("vendor", h.vendor);
   add("memory", fmt::format("{} B = {}", WithCommas(h.memory_bytes), FormatBoth(h.memory_bytes)));
   if (h.usable_memory_bytes) {
-    add("usable memory", fmt::format("{} B = {}", WithCommas(h.usable_memory_bytes), FormatBoth(h.usable_memory_bytes)));
+    add("usable memory", fmt::format("{} B = {}", WithCommas(h.usable_memory_bytes),
+                                     FormatBoth(h.usable_memory_bytes)));
   }
   add("memory bandwidth", fmt::format("{} GB/s", h.memory_bandwidth_gbps));
-  for (const auto& [dtype, v] : h.flops) add(dtype + " dense", fmt::format("{:.1f} TFLOP/s", v / 1e12));
+  for (const auto& [dtype, v] : h.flops)
+    add(dtype + " dense", fmt::format("{:.1f} TFLOP/s", v / 1e12));
   if (h.interconnect_gbps > 0) add("interconnect", fmt::format("{} GB/s", h.interconnect_gbps));
   if (h.measured) {
-    add("measured on", h.measured->device + (h.measured->machine.empty() ? "" : ", " + h.measured->machine));
+    add("measured on",
+        h.measured->device + (h.measured->machine.empty() ? "" : ", " + h.measured->machine));
     add("measured read ceiling", fmt::format("{:.1f} GB/s", h.measured->read_ceiling_gbps));
     add("measured curve points", std::to_string(h.measured->curve.size()));
     if (!h.measured->weights_curve.empty()) {
@@ -111,7 +116,7 @@ void ShowOne(const HardwareSpec& h, Format format) {
   }
   add("source", h.source);
   if (!h.source_url.empty()) add("source_url", h.source_url);
-  Print(t.Text(""));
+  Print(WrapText(t.Text("", OutputWidth()), OutputWidth()));
 }
 
 void Run(const GpusOptions& o) {
@@ -149,6 +154,12 @@ void Run(const GpusOptions& o) {
   Table t({"name", "device", "memory GiB", "memory GB", "usable GiB", "bandwidth GB/s",
            "bf16 TFLOP/s", "fp8 TFLOP/s"});
   t.SetAlign(1, Table::Align::kLeft);
+  // On a narrow terminal the decimal size goes first (GiB stays), then the
+  // peaks, then the long device name (the catalog name still identifies it).
+  t.SetDropOrder(3, 4);
+  t.SetDropOrder(7, 3);
+  t.SetDropOrder(6, 2);
+  t.SetDropOrder(1, 1);
   for (const HardwareSpec& h : all) {
     t.AddRow({h.name, h.display_name,
               fmt::format("{:.2f}", static_cast<double>(h.memory_bytes) / kGiB),
@@ -158,21 +169,25 @@ void Run(const GpusOptions& o) {
                   : "-",
               fmt::format("{:g}", h.memory_bandwidth_gbps), Tflops(h, "bf16"), Tflops(h, "fp8")});
   }
-  Print(t.Text(""));
-  Print(
+  const size_t width = OutputWidth();
+  Print(t.Text("", width));
+  Print(WrapText(
       "usable: the total the driver reports (nvidia-smi's on NVIDIA), which kvplan plans with; "
-      "-: none on record, the memory size is used\n");
+      "-: none on record, the memory size is used\n",
+      width));
 }
 
 }  // namespace
 
 void SetupGpusCommand(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<GpusOptions>();
-  CLI::App* sub = app.add_subcommand("gpus", "List the bundled accelerator catalog, or show one device");
+  CLI::App* sub =
+      app.add_subcommand("gpus", "List the bundled accelerator catalog, or show one device");
   sub->add_option("name", o->name, "A catalog name or a hardware/profile YAML to show in full");
   AddFormatOption(sub, o->format);
   sub->footer(
-      "Examples:\n  kvplan gpus\n  kvplan gpus h100-sxm\n  kvplan gpus ./profile.yaml --format json\n"
+      "Examples:\n  kvplan gpus\n  kvplan gpus h100-sxm\n  kvplan gpus ./profile.yaml --format "
+      "json\n"
       "  kvplan gpus --format csv\n\nFLOP/s are dense (no sparsity); GB = 10^9 B, GiB = 2^30 B.");
   sub->callback([o, &exit_code] {
     Run(*o);

@@ -1,8 +1,9 @@
 // kvplan import-hf config.json [-o FILE] [--force]: a spec YAML from a
 // Hugging Face config, with every assumption written as a comment.
 #include "cli/commands.h"
-#include "spec/hf_import.h"
+#include "import/hf_import.h"
 #include "util/atomic_file.h"
+#include "util/error.h"
 
 namespace kvplan {
 namespace {
@@ -15,15 +16,18 @@ struct ImportOptions {
 };
 
 void Run(const ImportOptions& o) {
+  const bool to_file = !o.output.empty() && o.output != "-";
+  if (to_file) CheckOutputPath(o.output, o.force);  // before any reading
   HfImport imported = ImportHfConfigFile(o.config, o.name);
-  if (o.output.empty() || o.output == "-") {
+  if (!to_file) {
     Print(imported.yaml);
     return;
   }
   WriteFileAtomic(o.output, imported.yaml, o.force);
-  std::fprintf(stderr, "kvplan: wrote %s (%s, %llu layers)\n", o.output.c_str(),
-               imported.spec.name.c_str(),
-               static_cast<unsigned long long>(imported.spec.layers));
+  WriteStderr("kvplan: " +
+              OneLine(fmt::format("wrote {} ({}, {} layers)", o.output, imported.spec.name,
+                                  imported.spec.layers)) +
+              "\n");
 }
 
 }  // namespace
@@ -39,12 +43,14 @@ void SetupImportHfCommand(CLI::App& app, int& exit_code) {
   sub->add_option("--name", o->name,
                   "Spec name (default: from _name_or_path or the config's folder)");
   sub->add_flag("--force", o->force, "Overwrite the output file if it exists");
-  sub->footer("Examples:\n"
-              "  kvplan import-hf ./Llama-3.1-8B/config.json -o models/my-llama.yaml\n"
-              "  kvplan import-hf config.json --name my-model | less\n"
-              "  kvplan size ./Qwen3-8B/config.json -c 32K   (a config.json works as a MODEL "
-              "anywhere)\n\n"
-              "Supported architectures (others are refused, not guessed):" + archs);
+  sub->footer(
+      "Examples:\n"
+      "  kvplan import-hf ./Llama-3.1-8B/config.json -o models/my-llama.yaml\n"
+      "  kvplan import-hf config.json --name my-model | less\n"
+      "  kvplan size ./Qwen3-8B/config.json -c 32K   (a config.json works as a MODEL "
+      "anywhere)\n\n"
+      "Supported architectures (others are refused, not guessed):" +
+      archs);
   sub->callback([o, &exit_code] {
     Run(*o);
     exit_code = 0;

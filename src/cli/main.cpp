@@ -1,8 +1,12 @@
 // kvplan: KV-cache memory and capacity planner for LLM serving.
 // Exit codes: 0 success, 1 a check failed, 2 bad input or usage.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -12,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/help.h"
 #include "util/error.h"
 #include "util/suggest.h"
 
@@ -30,13 +35,34 @@ Exit codes: 0 success, 1 a check failed, 2 bad input.)";
 // empty or cut short).
 int Flushed(int exit_code) {
   kvplan::FlushOutput();
-  if (std::ferror(stdout)) {
+  if (std::ferror(stdout) || kvplan::PrintErrno() != 0) {
     const int err = kvplan::PrintErrno();
-    fmt::print(stderr, "kvplan: error: cannot write the output to stdout{}\n",
-               err != 0 ? fmt::format(": {}", std::strerror(err)) : std::string());
+    kvplan::PrintError(fmt::format("cannot write the output to stdout{}",
+                                   err != 0 ? fmt::format(": {}", std::strerror(err)) : ""));
     return 2;
   }
   return exit_code;
+}
+
+// The process as every command expects to find it, before any work:
+// - SIGXFSZ ignored, so a write past `ulimit -f` fails with EFBIG and is
+//   reported (temporary file removed, exit 2) instead of killing kvplan
+//   mid-write with a temporary file left behind;
+// - descriptors 0, 1 and 2 open: one closed by the caller (`2>&-`) would
+//   otherwise be the number the next open(2) returns, and an error line
+//   would land in an output file. /dev/null is opened read-only there, so
+//   a write to a closed stdout still fails (exit 2) as it did.
+void PrepareProcess() {
+  std::signal(SIGXFSZ, SIG_IGN);
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      const int got = ::open("/dev/null", O_RDONLY);
+      if (got >= 0 && got != fd) {
+        ::dup2(got, fd);
+        ::close(got);
+      }
+    }
+  }
 }
 
 // vLLM spells some flags with one dash and two letters (-tp, -pp, -dp, -np);
@@ -75,9 +101,30 @@ void GuardValues(CLI::App& app) {
   }
 }
 
+// CLI11's message for arguments no option takes names them as it parsed
+// them: in reverse, with -np made --np. Says them as the user typed them,
+// in order: each extra is matched to the last unmatched word that reads the
+// same once normalized (extras come after what was taken).
+std::string UnexpectedArgs(const CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> extras = app.remaining(true);
+  const std::vector<std::string> args = NormalizeArgs(argc, argv);
+  std::vector<std::string> typed;
+  for (size_t i = args.size(); i-- > 1 && !extras.empty();) {
+    const auto it = std::find(extras.begin(), extras.end(), args[i]);
+    if (it == extras.end()) continue;
+    extras.erase(it);
+    typed.insert(typed.begin(), argv[i]);
+  }
+  std::string list;
+  for (const std::string& w : typed) list += (list.empty() ? "" : " ") + w;
+  return typed.size() == 1 ? "The following argument was not expected: " + list
+                           : "The following arguments were not expected: " + list;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  PrepareProcess();
   CLI::App app{"kvplan — KV-cache memory and capacity planner for LLM serving", "kvplan"};
   app.require_subcommand(1);
   app.footer(kFooter);
@@ -85,6 +132,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   for (kvplan::CommandSetup setup : kvplan::kCommands) setup(app, exit_code);
   GuardValues(app);
+  kvplan::UseWrappingHelp(app, kvplan::OutputWidth());
   try {
     std::vector<std::string> args = NormalizeArgs(argc, argv);
     if (args.size() > 1 && !args[1].empty() && args[1][0] != '-') {
@@ -99,21 +147,26 @@ int main(int argc, char** argv) {
     app.parse(reversed);
   } catch (const CLI::Success& e) {
     return Flushed(app.exit(e));  // --help and --version print to stdout and exit 0
+  } catch (const CLI::ExtrasError&) {
+    kvplan::PrintError(UnexpectedArgs(app, argc, argv) + " (see kvplan --help)");
+    return 2;
   } catch (const CLI::ParseError& e) {
+    // CLI11 folds its own text over lines and echoes values as given (a CR
+    // or an escape sequence from `--format $'x\ry'`): one line, escaped.
     std::string msg = e.what();
     for (char& c : msg) {
       if (c == '\n') c = ' ';
     }
-    fmt::print(stderr, "kvplan: error: {} (see kvplan --help)\n", msg);
+    kvplan::PrintError(msg + " (see kvplan --help)");
     return 2;
   } catch (const kvplan::Error& e) {
-    fmt::print(stderr, "kvplan: error: {}\n", e.what());
+    kvplan::PrintError(e.what());
     return 2;
   } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "kvplan: error: out of memory\n");
+    kvplan::PrintError("out of memory");
     return 2;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "kvplan: internal error: {}\n", e.what());
+    kvplan::WriteStderr("kvplan: internal error: " + kvplan::OneLine(e.what()) + "\n");
     return 2;
   }
   return Flushed(exit_code);

@@ -2,11 +2,15 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/model_route.h"
 #include "cli/models_verify.h"
+#include "import/hf_cache.h"
+#include "import/resolve.h"
 #include "plan/kv.h"
 #include "plan/weights.h"
 #include "report/json.h"
 #include "report/table.h"
+#include "report/terminal.h"
 #include "spec/catalog.h"
 #include "util/units.h"
 
@@ -17,6 +21,9 @@ struct ModelsOptions {
   std::string name;
   std::string format = "text";
   std::string verify, against;  // --verify SPEC --against config.json
+  std::string resolve;          // --resolve MODEL: the route and the geometry
+  std::string revision = "main";
+  bool cached = false;  // --cached: the repo ids in the local HF cache
 };
 
 uint64_t Fp16BytesPerToken(const ModelSpec& m) {
@@ -155,20 +162,54 @@ void ShowOne(const ModelSpec& m, Format format) {
     add("quantized weights", QuantLabel(m));
   }
   if (m.moe) {
-    add("moe", fmt::format("{} experts, {} per token{}", m.moe->experts,
-                           m.moe->experts_per_token,
-                           m.moe->shared_experts ? fmt::format(", {} shared",
-                                                               m.moe->shared_experts)
-                                                 : ""));
+    add("moe", fmt::format(
+                   "{} experts, {} per token{}", m.moe->experts, m.moe->experts_per_token,
+                   m.moe->shared_experts ? fmt::format(", {} shared", m.moe->shared_experts) : ""));
   }
   uint64_t bpt = Fp16BytesPerToken(m);
   add("KV bytes/token (fp16)", fmt::format("{} B ({})", WithCommas(bpt), FormatGiB(bpt)));
   add("source", m.source);
-  Print(t.Text(""));
+  Print(WrapText(t.Text("", OutputWidth()), OutputWidth()));
+}
+
+// --resolve MODEL: the route the resolution took, its notes, then the
+// model in full (as `kvplan models NAME` shows it).
+void ShowResolved(const ModelsOptions& o, Format format) {
+  ResolveOptions options;
+  options.revision = o.revision;
+  const ResolvedModel r = ResolveModel(o.resolve, options);
+  if (format == Format::kJson) {
+    Json j;
+    j.Set("route", std::string(ModelRouteName(r.kind)));
+    j.Set("route_line", r.route);
+    Json notes = Json::MakeArray();
+    for (const std::string& n : r.notes) notes.Push(n);
+    j.Set("notes", std::move(notes));
+    j.Set("folder", r.folder);
+    j.Set("checkpoint_bytes", r.spec.checkpoint_bytes);
+    j.Set("checkpoint_bytes_from", r.spec.checkpoint_bytes_from);
+    j.Set("model", ModelJson(r.spec));
+    Print(j.Dump() + "\n");
+    return;
+  }
+  if (format == Format::kText) {
+    std::string head = r.route + "\n";
+    for (const std::string& n : r.notes) head += "note: " + n + "\n";
+    Print(WrapText(head, OutputWidth()) + "\n");
+  }
+  ShowOne(r.spec, format);
 }
 
 void Run(const ModelsOptions& o) {
   Format format = ToFormat(o.format);
+  if (o.cached) {
+    for (const std::string& id : CachedRepoIds(HfHubCacheDir())) Print(id + "\n");
+    return;
+  }
+  if (!o.resolve.empty()) {
+    ShowResolved(o, format);
+    return;
+  }
   if (!o.name.empty()) {
     ShowOne(LoadModel(o.name), format);
     return;
@@ -196,12 +237,17 @@ void Run(const ModelsOptions& o) {
   Table t({"name", "layers", "heads", "kv heads", "head dim", "attention", "layer groups",
            "KV bytes/token fp16", "max context"});
   t.SetAlign(6, Table::Align::kLeft);
+  // Left out first when too wide: what the KV bytes are made of.
+  t.SetDropOrder(6, 3);
+  t.SetDropOrder(4, 2);
+  t.SetDropOrder(2, 2);
+  t.SetDropOrder(1, 1);
   for (const ModelSpec& m : models) {
     t.AddRow({m.name, std::to_string(m.layers), std::to_string(m.query_heads),
               std::to_string(m.kv_heads), std::to_string(m.head_dim), m.AttentionKind(),
               GroupsSummary(m), WithCommas(Fp16BytesPerToken(m)), FormatTokens(m.max_context)});
   }
-  Print(t.Text(""));
+  Print(t.Text("", OutputWidth()));
 }
 
 }  // namespace
@@ -211,10 +257,19 @@ void SetupModelsCommand(CLI::App& app, int& exit_code) {
   CLI::App* sub = app.add_subcommand("models", "List the bundled model catalog, or show one model");
   sub->add_option("name", o->name, "A catalog name, HF repo id or spec file to show in full");
   AddFormatOption(sub, o->format);
-  sub->add_option("--verify", o->verify, "A spec YAML to compare with --against (exit 1 if any field differs)");
+  sub->add_option("--verify", o->verify,
+                  "A spec YAML to compare with --against (exit 1 if any field differs)");
   sub->add_option("--against", o->against, "The Hugging Face config.json to compare --verify with");
-  sub->footer("Examples:\n  kvplan models\n  kvplan models deepseek-v3\n  kvplan models --format json\n"
-              "  kvplan models --verify models/llama-3.1-8b.yaml --against ./Llama-3.1-8B/config.json");
+  sub->add_option("--resolve", o->resolve,
+                  "Show how a MODEL argument resolves (path, catalog, local Hugging Face cache, "
+                  "Hub, derivative name) and the geometry it gives");
+  AddRevisionOption(sub, o->revision);
+  sub->add_flag("--cached", o->cached,
+                "List the repo ids in the local Hugging Face cache (for shell completion)");
+  sub->footer(
+      "Examples:\n  kvplan models\n  kvplan models deepseek-v3\n  kvplan models --format json\n"
+      "  kvplan models --resolve meta-llama/Llama-3.1-8B-Instruct\n"
+      "  kvplan models --verify models/llama-3.1-8b.yaml --against ./Llama-3.1-8B/config.json");
   sub->callback([o, &exit_code] {
     if (!o->verify.empty() || !o->against.empty()) {
       if (o->verify.empty()) Fail("--against needs --verify SPEC.yaml");

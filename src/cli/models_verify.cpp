@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "cli/common.h"
+#include "import/hf_import.h"
 #include "report/json.h"
-#include "spec/hf_import.h"
 #include "spec/model_reader.h"
 #include "spec/spec_diff.h"
 #include "spec/yaml_reader.h"
@@ -36,15 +36,15 @@ int RunModelsVerify(const std::string& spec_path, const std::string& config_path
   } else {
     std::string out;
     for (const FieldDiff& d : diffs) {
-      out += fmt::format("{}{}: spec says {}, {} says {}\n", d.pos.Prefix(), d.field,
-                         d.spec_value, config_path, d.config_value);
+      out += fmt::format("{}{}: spec says {}, {} says {}\n", d.pos.Prefix(), d.field, d.spec_value,
+                         config_path, d.config_value);
     }
-    out += diffs.empty()
-               ? fmt::format("{} agrees with {} on every compared field (params is not compared: "
-                             "a config carries no parameter count)\n",
-                             spec_path, config_path)
-               : fmt::format("{} field{} differ between {} and {}\n", diffs.size(),
-                             diffs.size() == 1 ? "" : "s", spec_path, config_path);
+    out += diffs.empty() ? fmt::format(
+                               "{} agrees with {} on every compared field (params is not compared: "
+                               "a config carries no parameter count)\n",
+                               spec_path, config_path)
+                         : fmt::format("{} field{} differ between {} and {}\n", diffs.size(),
+                                       diffs.size() == 1 ? "" : "s", spec_path, config_path);
     Print(out);
   }
   return diffs.empty() ? 0 : 1;

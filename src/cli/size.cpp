@@ -5,12 +5,16 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/model_route.h"
+#include "import/resolve.h"
 #include "plan/kv.h"
 #include "report/explain.h"
 #include "report/json.h"
 #include "report/table.h"
+#include "report/terminal.h"
 #include "spec/catalog.h"
 #include "util/checked.h"
+#include "util/error.h"
 #include "util/units.h"
 
 namespace kvplan {
@@ -18,6 +22,7 @@ namespace {
 
 struct SizeOptions {
   std::string model;
+  std::string revision = "main";
   std::optional<std::string> context;  // default: the model's max context
   std::string batch = "1";
   std::string dtype = "auto";
@@ -81,11 +86,11 @@ Json ToJson(const ModelSpec& m, const KvCost& cost, const KvCost& rank, uint64_t
 }
 
 std::string ToText(const ModelSpec& m, const CacheDtype& dtype, const KvCost& cost,
-                   const KvCost& rank, uint64_t n, uint64_t batch) {
+                   const KvCost& rank, uint64_t n, uint64_t batch, size_t width) {
   std::string out;
-  out += fmt::format("{}{} · {} · {} layers · {} query heads / {} KV heads · head_dim {}\n",
-                     m.name, m.hf_repo.empty() ? "" : " (" + m.hf_repo + ")", m.AttentionKind(),
-                     m.layers, m.query_heads, m.kv_heads, m.head_dim);
+  out += fmt::format("{}{} · {} · {} layers · {} query heads / {} KV heads · head_dim {}\n", m.name,
+                     m.hf_repo.empty() ? "" : " (" + m.hf_repo + ")", m.AttentionKind(), m.layers,
+                     m.query_heads, m.kv_heads, m.head_dim);
   out += fmt::format("KV cache {} · context {} {} · batch {}\n\n", dtype.name, FormatTokens(n),
                      n == 1 ? "token" : "tokens", batch);
   Table totals({"", "bytes", "binary", "decimal"});
@@ -96,27 +101,31 @@ std::string ToText(const ModelSpec& m, const CacheDtype& dtype, const KvCost& co
   if (cost.fixed_bytes) row("fixed per sequence", cost.fixed_bytes);
   row("per sequence", cost.SequenceBytes(n));
   row(fmt::format("total (batch {})", batch), cost.TotalBytes(n, batch));
-  out += totals.Text();
+  totals.SetDropOrder(1, 2);
+  totals.SetDropOrder(3, 1);
+  out += totals.Text("  ", width);
   out += "\n";
   Table groups({"layer group", "layers", "kv heads", "head dim", "tokens held", "per token",
                 "per sequence"});
   for (size_t i = 0; i < cost.groups.size(); ++i) {
     const GroupCost& g = cost.groups[i];
-    std::string dims = g.kind == LayerKind::kMla
-                           ? fmt::format("{} latent", g.head_dim)
-                           : (g.head_dim == g.v_head_dim ? std::to_string(g.head_dim)
-                                                         : fmt::format("{}/{}", g.head_dim,
-                                                                       g.v_head_dim));
+    std::string dims =
+        g.kind == LayerKind::kMla
+            ? fmt::format("{} latent", g.head_dim)
+            : (g.head_dim == g.v_head_dim ? std::to_string(g.head_dim)
+                                          : fmt::format("{}/{}", g.head_dim, g.v_head_dim));
     bool holds = g.bytes_per_token_layer != 0;
     groups.AddRow({GroupLabel(g, m.groups[i]), std::to_string(g.layers),
                    holds && g.kind != LayerKind::kMla ? std::to_string(g.kv_heads) : "-",
                    holds ? dims : "-", holds ? WithCommas(g.TokensHeld(n)) : "-",
                    WithCommas(g.per_token_bytes),
-                   g.kind == LayerKind::kState
-                       ? FormatGiB(g.SequenceBytes(n)) + " (fixed)"
-                       : FormatGiB(g.SequenceBytes(n))});
+                   g.kind == LayerKind::kState ? FormatGiB(g.SequenceBytes(n)) + " (fixed)"
+                                               : FormatGiB(g.SequenceBytes(n))});
   }
-  out += groups.Text();
+  groups.SetDropOrder(2, 2);
+  groups.SetDropOrder(3, 2);
+  groups.SetDropOrder(4, 1);
+  out += groups.Text("  ", width);
   if (rank.tp > 1) {
     out += fmt::format(
         "\nper rank (tensor parallel {}): {} per token, {} per sequence, {} for the batch;\n"
@@ -128,7 +137,7 @@ std::string ToText(const ModelSpec& m, const CacheDtype& dtype, const KvCost& co
             ? " (KV heads or the MLA latent are replicated across ranks)"
             : "");
   }
-  return out;
+  return WrapText(out, width);
 }
 
 // One row per layer group and a total; the per-rank columns are the
@@ -160,7 +169,7 @@ std::string ToCsv(const ModelSpec& m, const KvCost& cost, const KvCost& rank, ui
 }
 
 void Run(const SizeOptions& o) {
-  ModelSpec m = LoadModel(o.model);
+  ModelSpec m = LoadModelAndSay(o.model, o.revision);
   const uint64_t n = o.context ? ParseTokens(*o.context, "--context") : m.max_context;
   if (n == 0) Fail("--context: must be at least 1 token");
   uint64_t batch = ParseTokens(o.batch, "--batch");
@@ -176,17 +185,20 @@ void Run(const SizeOptions& o) {
   if (m.max_context > 0 && n > m.max_context) {
     // A fair question (what would a longer context cost?), so answered, but
     // not silently: no engine serves it without overriding the model's limit.
-    fmt::print(stderr, "kvplan: note: {} tokens is beyond {}'s max_context of {}; the figures "
-                       "extrapolate\n", WithCommas(n), m.name, WithCommas(m.max_context));
+    WriteStderr(fmt::format(
+        "kvplan: note: {} tokens is beyond {}'s max_context of {}; the figures extrapolate\n",
+        WithCommas(n), OneLine(m.name), WithCommas(m.max_context)));
   }
   switch (ToFormat(o.format)) {
-    case Format::kJson: Print(ToJson(m, cost, rank, n, batch).Dump() + "\n"); break;
+    case Format::kJson:
+      Print(ToJson(m, cost, rank, n, batch).Dump() + "\n");
+      break;
     case Format::kCsv:
       Print(ToCsv(m, cost, rank, n, batch));
       break;
     case Format::kText:
-      Print(o.explain ? ExplainSize(m, dtype, cost, n, batch, rank)
-                      : ToText(m, dtype, cost, rank, n, batch));
+      Print(o.explain ? WrapText(ExplainSize(m, dtype, cost, n, batch, rank), OutputWidth())
+                      : ToText(m, dtype, cost, rank, n, batch, OutputWidth()));
       break;
   }
 }
@@ -199,6 +211,7 @@ void SetupSizeCommand(CLI::App& app, int& exit_code) {
       "size", "KV-cache bytes per token, per sequence and in total, per layer group and rank");
   sub->add_option("model", o->model, "Catalog name, HF repo id, spec YAML or config.json")
       ->required();
+  AddRevisionOption(sub, o->revision);
   sub->add_option("-c,--context,--max-model-len", o->context,
                   "Tokens per sequence (4096, 4k = 4000, 4K = 4096; default: the model's max)");
   sub->add_option("-b,--batch", o->batch, "Sequences held at once")->capture_default_str();

@@ -89,8 +89,8 @@ GrowthResult RunGrowthDemo(const TinyConfig& config, const std::vector<int>& siz
     r.fit[m] = FitPowerLaw(x, y);
   }
   r.tokens_agree = last[0].tokens == last[1].tokens && last[1].tokens == last[2].tokens;
-  r.max_logit_diff =
-      std::max(MaxAbsDiff(last[0].logits, last[2].logits), MaxAbsDiff(last[1].logits, last[2].logits));
+  r.max_logit_diff = std::max(MaxAbsDiff(last[0].logits, last[2].logits),
+                              MaxAbsDiff(last[1].logits, last[2].logits));
   return r;
 }
 

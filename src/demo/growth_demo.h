@@ -28,9 +28,9 @@ struct GrowthPoint {
 struct GrowthResult {
   TinyConfig config;
   std::vector<GrowthPoint> points;
-  PowerFit fit[3];               // by CacheMode
-  bool tokens_agree = false;     // the three methods produced the same tokens at the largest n
-  double max_logit_diff = 0;     // largest |logit difference| between methods at the largest n
+  PowerFit fit[3];            // by CacheMode
+  bool tokens_agree = false;  // the three methods produced the same tokens at the largest n
+  double max_logit_diff = 0;  // largest |logit difference| between methods at the largest n
 };
 
 /// n values from max_n / 4 to max_n, spaced by 2^(1/4) (9 points for a

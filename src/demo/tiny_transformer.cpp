@@ -17,7 +17,9 @@ struct Rng {
     return z ^ (z >> 31);
   }
   // Uniform in [-1, 1).
-  float Uniform() { return static_cast<float>(static_cast<double>(Next() >> 11) * 0x1.0p-52 - 1.0); }
+  float Uniform() {
+    return static_cast<float>(static_cast<double>(Next() >> 11) * 0x1.0p-52 - 1.0);
+  }
 };
 
 std::vector<float> RandomMatrix(Rng& rng, int rows, int cols) {
@@ -53,9 +55,12 @@ int ArgMax(const float* v, int n) {
 
 const char* CacheModeName(CacheMode mode) {
   switch (mode) {
-    case CacheMode::kNoCache: return "no cache (recompute)";
-    case CacheMode::kConcat: return "cache, concat per step";
-    case CacheMode::kAppend: return "cache, O(1) append";
+    case CacheMode::kNoCache:
+      return "no cache (recompute)";
+    case CacheMode::kConcat:
+      return "cache, concat per step";
+    case CacheMode::kAppend:
+      return "cache, O(1) append";
   }
   return "?";
 }
@@ -157,9 +162,12 @@ void TinyTransformer::Logits(const float* x, float* logits) const {
 Generation TinyTransformer::Generate(CacheMode mode, int prompt_token, int steps,
                                      const StepHook& after_step) const {
   switch (mode) {
-    case CacheMode::kNoCache: return GenerateNoCache(prompt_token, steps, after_step);
-    case CacheMode::kConcat: return GenerateCached(true, prompt_token, steps, after_step);
-    case CacheMode::kAppend: return GenerateCached(false, prompt_token, steps, after_step);
+    case CacheMode::kNoCache:
+      return GenerateNoCache(prompt_token, steps, after_step);
+    case CacheMode::kConcat:
+      return GenerateCached(true, prompt_token, steps, after_step);
+    case CacheMode::kAppend:
+      return GenerateCached(false, prompt_token, steps, after_step);
   }
   return {};
 }

@@ -24,7 +24,7 @@ namespace kvplan::demo {
 struct TinyConfig {
   int layers = 2;
   int d_model = 16;
-  int heads = 4;          // head_dim = d_model / heads
+  int heads = 4;  // head_dim = d_model / heads
   int mlp_hidden = 32;
   int vocab = 32;
   uint64_t seed = 20260;  // weights are a pure function of the config and this seed
@@ -67,8 +67,8 @@ class TinyTransformer {
   // The input row of `token`: its embedding + its position row.
   void Embed(int token, const float* position, float* x) const;
   // x += Wo * attention(q over keys/values rows 0..t-1); k, v are [t][d_model].
-  void AttentionRow(const Layer& layer, const float* q, const float* k, const float* v,
-                    int t, float* x, std::vector<float>& scratch) const;
+  void AttentionRow(const Layer& layer, const float* q, const float* k, const float* v, int t,
+                    float* x, std::vector<float>& scratch) const;
   // x += W2 * relu(W1 * norm(x)).
   void MlpRow(const Layer& layer, float* x, std::vector<float>& scratch) const;
   // logits = Wout * norm(x).
@@ -81,7 +81,7 @@ class TinyTransformer {
   TinyConfig cfg_;
   std::vector<float> embed_;  // [vocab][d_model]
   std::vector<Layer> layers_;
-  std::vector<float> wout_;   // [vocab][d_model]
+  std::vector<float> wout_;          // [vocab][d_model]
   std::vector<double> frequencies_;  // [d_model] of the sinusoidal positions
 };
 

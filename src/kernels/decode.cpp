@@ -9,11 +9,16 @@ namespace kvplan::kernels {
 
 std::string_view KvDtypeName(KvDtype t) {
   switch (t) {
-    case KvDtype::kFp32: return "fp32";
-    case KvDtype::kFp16: return "fp16";
-    case KvDtype::kBf16: return "bf16";
-    case KvDtype::kInt8: return "int8";
-    case KvDtype::kFp8E4M3: return "fp8";
+    case KvDtype::kFp32:
+      return "fp32";
+    case KvDtype::kFp16:
+      return "fp16";
+    case KvDtype::kBf16:
+      return "bf16";
+    case KvDtype::kInt8:
+      return "int8";
+    case KvDtype::kFp8E4M3:
+      return "fp8";
   }
   return "?";
 }
@@ -28,8 +33,9 @@ KvDtype ParseKvDtype(std::string_view name) {
 }
 
 float DecodeArgs::Scale() const {
-  return softmax_scale != 0 ? softmax_scale
-                            : static_cast<float>(1.0 / std::sqrt(static_cast<double>(shape.head_dim)));
+  return softmax_scale != 0
+             ? softmax_scale
+             : static_cast<float>(1.0 / std::sqrt(static_cast<double>(shape.head_dim)));
 }
 
 void ValidateDecodeArgs(const DecodeArgs& a) {
@@ -53,7 +59,9 @@ void ValidateDecodeArgs(const DecodeArgs& a) {
     if (l.capacity < 1) Fail("decode layout: capacity {} must be >= 1", l.capacity);
   } else {
     if (l.block_tokens < 1 || l.block_table == nullptr || l.max_blocks_per_seq < 1) {
-      Fail("decode layout: paged needs block_tokens >= 1, a block table and max_blocks_per_seq >= 1");
+      Fail(
+          "decode layout: paged needs block_tokens >= 1, a block table and max_blocks_per_seq >= "
+          "1");
     }
   }
   const int64_t limit = l.kind == KvLayoutKind::kContiguous
@@ -78,7 +86,8 @@ void ValidateDecodeArgs(const DecodeArgs& a) {
 namespace {
 uint64_t TotalTokens(const DecodeShape& shape, const int64_t* seq_lens) {
   uint64_t tokens = 0;
-  for (int64_t b = 0; b < shape.batch; ++b) tokens = CheckedAdd(tokens, static_cast<uint64_t>(seq_lens[b]));
+  for (int64_t b = 0; b < shape.batch; ++b)
+    tokens = CheckedAdd(tokens, static_cast<uint64_t>(seq_lens[b]));
   return tokens;
 }
 }  // namespace

@@ -56,11 +56,14 @@ enum class KvDtype { kFp32, kFp16, kBf16, kInt8, kFp8E4M3 };
 /// Bytes one cache element occupies (scales not included): 4, 2, 2, 1, 1.
 KVPLAN_HD inline uint64_t ElementBytes(KvDtype t) {
   switch (t) {
-    case KvDtype::kFp32: return 4;
+    case KvDtype::kFp32:
+      return 4;
     case KvDtype::kFp16:
-    case KvDtype::kBf16: return 2;
+    case KvDtype::kBf16:
+      return 2;
     case KvDtype::kInt8:
-    case KvDtype::kFp8E4M3: return 1;
+    case KvDtype::kFp8E4M3:
+      return 1;
   }
   return 0;
 }
@@ -81,7 +84,7 @@ KvDtype ParseKvDtype(std::string_view name);
 struct DecodeShape {
   int64_t batch = 1;
   int64_t q_heads = 1;
-  int64_t kv_heads = 1;   // divides q_heads
+  int64_t kv_heads = 1;  // divides q_heads
   int64_t head_dim = 128;
 
   /// Query heads per KV head (the GQA group size).
@@ -92,10 +95,10 @@ enum class KvLayoutKind { kContiguous, kPaged };
 
 struct KvLayout {
   KvLayoutKind kind = KvLayoutKind::kContiguous;
-  int64_t capacity = 0;                 // contiguous: tokens allocated per sequence
-  int64_t block_tokens = 0;             // paged: tokens per block
-  const int32_t* block_table = nullptr; // paged: [batch][max_blocks_per_seq]
-  int64_t max_blocks_per_seq = 0;       // paged: row stride of block_table
+  int64_t capacity = 0;                  // contiguous: tokens allocated per sequence
+  int64_t block_tokens = 0;              // paged: tokens per block
+  const int32_t* block_table = nullptr;  // paged: [batch][max_blocks_per_seq]
+  int64_t max_blocks_per_seq = 0;        // paged: row stride of block_table
 
   /// Tokens per physical block: capacity (contiguous) or block_tokens (paged).
   KVPLAN_HD int64_t BlockTokens() const {
@@ -103,8 +106,9 @@ struct KvLayout {
   }
   /// The physical block holding token t of sequence b.
   KVPLAN_HD int64_t Block(int64_t b, int64_t t) const {
-    return kind == KvLayoutKind::kContiguous ? b
-                                             : block_table[b * max_blocks_per_seq + t / block_tokens];
+    return kind == KvLayoutKind::kContiguous
+               ? b
+               : block_table[b * max_blocks_per_seq + t / block_tokens];
   }
   /// Index of the first element of row (b, kvh, t) in units of head vectors
   /// (multiply by head_dim for elements; use as is for the scale arrays).
@@ -118,9 +122,9 @@ struct KvLayout {
 struct KvCacheView {
   KvDtype dtype = KvDtype::kFp16;
   KvLayout layout;
-  const void* k = nullptr;          // elements of dtype, addressed as in KvLayout
+  const void* k = nullptr;  // elements of dtype, addressed as in KvLayout
   const void* v = nullptr;
-  const float* k_scale = nullptr;   // int8/fp8 only: one per (block, kvh, token)
+  const float* k_scale = nullptr;  // int8/fp8 only: one per (block, kvh, token)
   const float* v_scale = nullptr;
 };
 
@@ -130,8 +134,8 @@ struct DecodeArgs {
   const int64_t* seq_lens = nullptr;  // [batch], each 0 .. capacity (or table span)
   const float* q = nullptr;           // [batch][q_heads][head_dim]
   KvCacheView cache;
-  float softmax_scale = 0;            // 0 means 1/sqrt(head_dim)
-  float* out = nullptr;               // [batch][q_heads][head_dim]
+  float softmax_scale = 0;  // 0 means 1/sqrt(head_dim)
+  float* out = nullptr;     // [batch][q_heads][head_dim]
 
   /// softmax_scale, or 1/sqrt(head_dim) when it is 0.
   float Scale() const;

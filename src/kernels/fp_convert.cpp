@@ -41,11 +41,16 @@ void QuantizeRow(const float* x, int64_t d, KvDtype dtype, void* dst, float* sca
 
 float DecodeElement(const void* row, int64_t i, KvDtype dtype) {
   switch (dtype) {
-    case KvDtype::kFp32: return static_cast<const float*>(row)[i];
-    case KvDtype::kFp16: return HalfToFloat(static_cast<const uint16_t*>(row)[i]);
-    case KvDtype::kBf16: return Bf16ToFloat(static_cast<const uint16_t*>(row)[i]);
-    case KvDtype::kInt8: return static_cast<float>(static_cast<const int8_t*>(row)[i]);
-    case KvDtype::kFp8E4M3: return Fp8E4M3ToFloat(static_cast<const uint8_t*>(row)[i]);
+    case KvDtype::kFp32:
+      return static_cast<const float*>(row)[i];
+    case KvDtype::kFp16:
+      return HalfToFloat(static_cast<const uint16_t*>(row)[i]);
+    case KvDtype::kBf16:
+      return Bf16ToFloat(static_cast<const uint16_t*>(row)[i]);
+    case KvDtype::kInt8:
+      return static_cast<float>(static_cast<const int8_t*>(row)[i]);
+    case KvDtype::kFp8E4M3:
+      return Fp8E4M3ToFloat(static_cast<const uint8_t*>(row)[i]);
   }
   return 0;
 }

@@ -78,7 +78,9 @@ KVPLAN_HD inline uint16_t FloatToBf16(float f) {
 }
 
 /// The float a bfloat16 encodes (exact).
-KVPLAN_HD inline float Bf16ToFloat(uint16_t b) { return BitsFloat(static_cast<uint32_t>(b) << 16); }
+KVPLAN_HD inline float Bf16ToFloat(uint16_t b) {
+  return BitsFloat(static_cast<uint32_t>(b) << 16);
+}
 
 /// Largest finite fp8 e4m3fn value.
 inline constexpr float kFp8E4M3Max = 448.0f;
@@ -95,7 +97,7 @@ KVPLAN_HD inline uint8_t FloatToFp8E4M3(float f) {
     const uint32_t r = ax - (120u << 23);
     return static_cast<uint8_t>(sign | ((r + 0x7FFFFu + ((r >> 20) & 1u)) >> 20));
   }
-  if (e < 117) return static_cast<uint8_t>(sign);  // below 2^-10: rounds to zero
+  if (e < 117) return static_cast<uint8_t>(sign);   // below 2^-10: rounds to zero
   const uint32_t m = (ax & 0x7FFFFFu) | 0x800000u;  // unit 2^-9
   return static_cast<uint8_t>(sign | ShiftRoundEven(m, 141 - e));
 }

@@ -35,7 +35,8 @@ void RandomRow(void* dst, int64_t d, KvDtype dtype, uint64_t seed, float* scale)
     const uint32_t expo = (x >> 16) % 3;  // three binades: [0.25, 2)
     switch (dtype) {
       case KvDtype::kFp32:
-        static_cast<uint32_t*>(dst)[i] = (x & 0x8000FFFFu) | ((x & 0x7Fu) << 16) | ((125 + expo) << 23);
+        static_cast<uint32_t*>(dst)[i] =
+            (x & 0x8000FFFFu) | ((x & 0x7Fu) << 16) | ((125 + expo) << 23);
         break;
       case KvDtype::kFp16:
         static_cast<uint16_t*>(dst)[i] = static_cast<uint16_t>((x & 0x83FFu) | ((13 + expo) << 10));
@@ -75,7 +76,9 @@ AlignedBuffer::AlignedBuffer(uint64_t bytes) : bytes_(bytes) {
   data_.reset(p);
 }
 
-void AlignedBuffer::Free::operator()(void* p) const { std::free(p); }
+void AlignedBuffer::Free::operator()(void* p) const {
+  std::free(p);
+}
 
 KvCache KvCache::Contiguous(int64_t batch, int64_t kv_heads, int64_t head_dim, int64_t capacity,
                             KvDtype dtype) {
@@ -100,9 +103,10 @@ KvCache KvCache::Paged(int64_t batch, int64_t kv_heads, int64_t head_dim, int64_
                        uint64_t shuffle_seed) {
   if (batch < 1 || kv_heads < 1 || head_dim < 1 || block_tokens < 1 || num_blocks < 1 ||
       max_tokens < 1 || num_blocks > INT32_MAX) {
-    Fail("kv cache: batch {}, kv_heads {}, head_dim {}, block_tokens {}, num_blocks {}, max_tokens "
-         "{} must all be >= 1 (num_blocks < 2^31)",
-         batch, kv_heads, head_dim, block_tokens, num_blocks, max_tokens);
+    Fail(
+        "kv cache: batch {}, kv_heads {}, head_dim {}, block_tokens {}, num_blocks {}, max_tokens "
+        "{} must all be >= 1 (num_blocks < 2^31)",
+        batch, kv_heads, head_dim, block_tokens, num_blocks, max_tokens);
   }
   KvCache c;
   c.dtype_ = dtype;
@@ -124,10 +128,11 @@ KvCache KvCache::Paged(int64_t batch, int64_t kv_heads, int64_t head_dim, int64_
 }
 
 void KvCache::Allocate(int64_t blocks, int64_t block_tokens) {
-  const uint64_t rows = CheckedMul(CheckedMul(static_cast<uint64_t>(blocks),
-                                              static_cast<uint64_t>(kv_heads_)),
-                                   static_cast<uint64_t>(block_tokens));
-  const uint64_t bytes = CheckedMul(CheckedMul(rows, static_cast<uint64_t>(head_dim_)), ElementBytes(dtype_));
+  const uint64_t rows =
+      CheckedMul(CheckedMul(static_cast<uint64_t>(blocks), static_cast<uint64_t>(kv_heads_)),
+                 static_cast<uint64_t>(block_tokens));
+  const uint64_t bytes =
+      CheckedMul(CheckedMul(rows, static_cast<uint64_t>(head_dim_)), ElementBytes(dtype_));
   k_ = AlignedBuffer(bytes);
   v_ = AlignedBuffer(bytes);
   if (HasScales(dtype_)) {
@@ -142,7 +147,8 @@ void KvCache::ReserveToken(int64_t b, int64_t t) {
     return;
   }
   const int64_t j = t / block_tokens_;
-  if (j >= max_blocks_) Fail("kv cache: sequence {} is full ({} tokens)", b, max_blocks_ * block_tokens_);
+  if (j >= max_blocks_)
+    Fail("kv cache: sequence {} is full ({} tokens)", b, max_blocks_ * block_tokens_);
   int32_t& slot = block_table_[static_cast<size_t>(b * max_blocks_ + j)];
   if (slot >= 0) return;
   if (free_blocks_.empty()) Fail("kv cache: no free block left for sequence {}", b);
@@ -158,8 +164,10 @@ void KvCache::Append(int64_t b, const float* k, const float* v) {
   const uint64_t esize = ElementBytes(dtype_);
   for (int64_t h = 0; h < kv_heads_; ++h) {
     const int64_t row = view.layout.Row(b, h, t, kv_heads_);
-    auto* kd = static_cast<unsigned char*>(k_.data()) + static_cast<uint64_t>(row * head_dim_) * esize;
-    auto* vd = static_cast<unsigned char*>(v_.data()) + static_cast<uint64_t>(row * head_dim_) * esize;
+    auto* kd =
+        static_cast<unsigned char*>(k_.data()) + static_cast<uint64_t>(row * head_dim_) * esize;
+    auto* vd =
+        static_cast<unsigned char*>(v_.data()) + static_cast<uint64_t>(row * head_dim_) * esize;
     float* ks = HasScales(dtype_) ? static_cast<float*>(k_scale_.data()) + row : nullptr;
     float* vs = HasScales(dtype_) ? static_cast<float*>(v_scale_.data()) + row : nullptr;
     QuantizeRow(k + h * head_dim_, head_dim_, dtype_, kd, ks);
@@ -174,7 +182,8 @@ void KvCache::FillRandom(const std::vector<int64_t>& lengths, uint64_t seed) {
   }
   for (int64_t b = 0; b < batch_; ++b) {
     const int64_t n = lengths[static_cast<size_t>(b)];
-    if (n < lengths_[static_cast<size_t>(b)]) Fail("kv cache: FillRandom cannot shrink sequence {}", b);
+    if (n < lengths_[static_cast<size_t>(b)])
+      Fail("kv cache: FillRandom cannot shrink sequence {}", b);
     if (n > 0) {
       for (int64_t t = lengths_[static_cast<size_t>(b)]; t < n;
            t += (kind_ == KvLayoutKind::kPaged ? block_tokens_ : n)) {
@@ -196,8 +205,10 @@ void KvCache::FillRandom(const std::vector<int64_t>& lengths, uint64_t seed) {
 #pragma omp parallel for schedule(static)
       for (int64_t t = t0; t < n; ++t) {
         const int64_t row = view.layout.Row(b, h, t, kv_heads_);
-        const uint64_t key = ((seed * 1000003u + static_cast<uint64_t>(b)) * 1000033u +
-                              static_cast<uint64_t>(h)) * 0x100000001B3ull + static_cast<uint64_t>(t);
+        const uint64_t key =
+            ((seed * 1000003u + static_cast<uint64_t>(b)) * 1000033u + static_cast<uint64_t>(h)) *
+                0x100000001B3ull +
+            static_cast<uint64_t>(t);
         const uint64_t off = static_cast<uint64_t>(row * head_dim_) * esize;
         RandomRow(kbase + off, head_dim_, dtype_, key * 2 + 1, ksc ? ksc + row : nullptr);
         RandomRow(vbase + off, head_dim_, dtype_, key * 2 + 2, vsc ? vsc + row : nullptr);

@@ -31,7 +31,8 @@ std::vector<double> DecodeAttentionReference(const DecodeArgs& a) {
         const double ks = HasScales(c.dtype) ? c.k_scale[row] : 1.0;
         double dot = 0;
         for (int64_t i = 0; i < d; ++i) {
-          dot += static_cast<double>(q[i]) * ks * DecodeElement(kbase + row * d * esize, i, c.dtype);
+          dot +=
+              static_cast<double>(q[i]) * ks * DecodeElement(kbase + row * d * esize, i, c.dtype);
         }
         score[t] = scale * dot;
         max_score = std::max(max_score, score[t]);
@@ -45,7 +46,8 @@ std::vector<double> DecodeAttentionReference(const DecodeArgs& a) {
       for (int64_t t = 0; t < n; ++t) {
         const int64_t row = c.layout.Row(b, kvh, t, s.kv_heads);
         const double w = score[t] / sum * (HasScales(c.dtype) ? c.v_scale[row] : 1.0);
-        for (int64_t i = 0; i < d; ++i) o[i] += w * DecodeElement(vbase + row * d * esize, i, c.dtype);
+        for (int64_t i = 0; i < d; ++i)
+          o[i] += w * DecodeElement(vbase + row * d * esize, i, c.dtype);
       }
     }
   }
@@ -65,11 +67,14 @@ double ToleranceRatio(const float* got, const std::vector<double>& ref, double a
 
 Tolerance ToleranceFor(KvDtype dtype) {
   switch (dtype) {
-    case KvDtype::kFp32: return {1e-4, 2e-4};
-    case KvDtype::kFp16: return {1e-3, 2e-3};
+    case KvDtype::kFp32:
+      return {1e-4, 2e-4};
+    case KvDtype::kFp16:
+      return {1e-3, 2e-3};
     case KvDtype::kBf16:
     case KvDtype::kInt8:
-    case KvDtype::kFp8E4M3: return {4e-3, 1e-2};
+    case KvDtype::kFp8E4M3:
+      return {4e-3, 1e-2};
   }
   return {0, 0};
 }

@@ -54,7 +54,7 @@ struct EngineConfig {
   // --dtype float16|bfloat16|float32, also beside --quantization): what an
   // "auto" cache is. "": from the weight dtype (AutoCacheDtype).
   std::string activation_dtype;
-  uint64_t quant_group_size = 128;      // int4/int8 per-group scale granularity
+  uint64_t quant_group_size = 128;  // int4/int8 per-group scale granularity
 
   uint64_t tp = 1;             // tensor parallel ranks
   uint64_t pp = 1;             // pipeline stages
@@ -62,14 +62,14 @@ struct EngineConfig {
   uint64_t nodes = 1;          // machines
   uint64_t gpus_per_node = 0;  // 0: tp * pp * dp / nodes (exactly enough)
 
-  uint64_t kv_cache_memory_bytes = 0;  // explicit KV budget per GPU (vLLM); 0: estimate
-  uint64_t max_total_tokens = 0;       // SGLang --max-total-tokens; 0: from memory
-  uint64_t max_gpu_total_bytes = 0;    // TRT-LLM cap on the KV pool; 0: none
+  uint64_t kv_cache_memory_bytes = 0;     // explicit KV budget per GPU (vLLM); 0: estimate
+  uint64_t max_total_tokens = 0;          // SGLang --max-total-tokens; 0: from memory
+  uint64_t max_gpu_total_bytes = 0;       // TRT-LLM cap on the KV pool; 0: none
   std::optional<uint64_t> reserve_bytes;  // --reserve: activation/overhead bytes per GPU
 
-  bool enforce_eager = false;          // no CUDA graphs (vLLM --enforce-eager,
-                                       // SGLang --disable-cuda-graph)
-  uint64_t cuda_graph_max_bs = 0;      // largest captured batch; 0: engine default
+  bool enforce_eager = false;      // no CUDA graphs (vLLM --enforce-eager,
+                                   // SGLang --disable-cuda-graph)
+  uint64_t cuda_graph_max_bs = 0;  // largest captured batch; 0: engine default
   // vLLM's listed capture sizes (--cudagraph-capture-sizes): it captures up
   // to the largest that is not above max_num_batched_tokens. Empty: none listed.
   std::vector<uint64_t> cuda_graph_sizes;
@@ -89,10 +89,10 @@ struct EngineConfig {
   // given, else 4096 (llama-server's default); n_ctx_from_model: the model's.
   uint64_t n_ctx = 0;             // total cells for all sequences; 0: see above
   bool n_ctx_from_model = false;  // -c 0: the model's max_context (llama.cpp's n_ctx_train)
-  uint64_t n_parallel = 0;  // -np/--parallel sequences; 0: 1
-  uint64_t n_ubatch = 0;    // physical batch; 0: 512
-  uint64_t n_batch = 0;     // logical batch; 0: 2048
-  bool swa_full = false;    // --swa-full: full-size cache for sliding-window layers
+  uint64_t n_parallel = 0;        // -np/--parallel sequences; 0: 1
+  uint64_t n_ubatch = 0;          // physical batch; 0: 512
+  uint64_t n_batch = 0;           // logical batch; 0: 2048
+  bool swa_full = false;          // --swa-full: full-size cache for sliding-window layers
 
   /// vLLM from 0.21 with graphs on: its CUDA-graph estimate comes out of
   /// the cache budget (before, graphs were captured after the cache was sized).
@@ -145,26 +145,28 @@ struct KvCacheGroup {
 /// One pipeline stage (all of the model when pp = 1), on one GPU of it.
 struct StageCapacity {
   uint64_t stage = 0;
-  uint64_t first_layer = 0;         // [first_layer, first_layer + layers)
+  uint64_t first_layer = 0;  // [first_layer, first_layer + layers)
   uint64_t layers = 0;
-  uint64_t weights_bytes = 0;       // per GPU of the stage
-  uint64_t kv_budget_bytes = 0;     // per GPU, after weights and reserve (0 when negative)
-  int64_t headroom_bytes = 0;       // budget before clamping at 0 (negative: weights don't fit)
-  uint64_t bytes_per_token = 0;     // per GPU of the stage, every caching layer, before window caps
-  uint64_t block_bytes = 0;         // one block (block_size tokens) across the stage's layers;
-                                    // vLLM hybrid: one page in each of group_size layers
-  uint64_t group_size = 0;          // vLLM hybrid: layers per KV-cache group on this stage,
-                                    // padding included; 0 otherwise
+  uint64_t weights_bytes = 0;    // per GPU of the stage
+  uint64_t kv_budget_bytes = 0;  // per GPU, after weights and reserve (0 when negative)
+  int64_t headroom_bytes = 0;    // budget before clamping at 0 (negative: weights don't fit)
+  uint64_t bytes_per_token = 0;  // per GPU of the stage, every caching layer, before window caps
+  uint64_t block_bytes = 0;      // one block (block_size tokens) across the stage's layers;
+                                 // vLLM hybrid: one page in each of group_size layers
+  uint64_t group_size = 0;       // vLLM hybrid: layers per KV-cache group on this stage,
+                                 // padding included; 0 otherwise
   uint64_t num_blocks = 0;
-  KvCost kv;                        // the stage's per-request cost on one GPU
+  KvCost kv;  // the stage's per-request cost on one GPU
 };
 
 struct CapacityResult {
-  EngineConfig config;        // with every default resolved
-  std::string engine_name;    // "vllm", "sglang", "trtllm", "llama.cpp"
-  std::string kv_cache_dtype; // resolved CacheDtype name
-  std::string weight_dtype;   // resolved
-  std::string weight_format;  // its label: "fp8 (128x128 blocks)" (WeightFormatLabel)
+  EngineConfig config;         // with every default resolved
+  std::string engine_name;     // "vllm", "sglang", "trtllm", "llama.cpp"
+  std::string kv_cache_dtype;  // resolved CacheDtype name
+  std::string weight_dtype;    // resolved
+  std::string weight_format;   // its label: "fp8 (128x128 blocks)" (WeightFormatLabel)
+  std::string weights_from;    // "exact: model.safetensors.index.json total_size" or
+                               // "counted from the architecture" (WeightBytesSource)
 
   // Parallel layout.
   uint64_t gpus_per_replica = 1;  // tp * pp
@@ -177,26 +179,26 @@ struct CapacityResult {
   uint64_t usable_bytes = 0;        // total * fraction (vLLM, SGLang); free * fraction (TRT-LLM)
   uint64_t weights_bytes = 0;
   Reserve reserve;
-  uint64_t kv_budget_bytes = 0;     // the KV pool's bytes (explicit or estimated)
-  bool explicit_budget = false;     // from kv_cache_memory_bytes / max_total_tokens
-  bool graphs_subtracted = false;   // reserve.cuda_graph_bytes came out of the budget
-  uint64_t block_size = 0;          // tokens per block (vLLM raises it for Mamba hybrids)
-  uint64_t block_bytes = 0;         // one block across every caching layer of the stage
-                                    // (vLLM hybrid: page_bytes x group_size)
+  uint64_t kv_budget_bytes = 0;    // the KV pool's bytes (explicit or estimated)
+  bool explicit_budget = false;    // from kv_cache_memory_bytes / max_total_tokens
+  bool graphs_subtracted = false;  // reserve.cuda_graph_bytes came out of the budget
+  uint64_t block_size = 0;         // tokens per block (vLLM raises it for Mamba hybrids)
+  uint64_t block_bytes = 0;        // one block across every caching layer of the stage
+                                   // (vLLM hybrid: page_bytes x group_size)
   uint64_t num_blocks = 0;
-  uint64_t bytes_per_token = 0;     // every caching layer of the stage, before window caps
-  uint64_t max_tokens = 0;          // tokens the cache holds (the engine's "KV cache size";
-                                    // vLLM hybrid: num_blocks / groups x block_size)
-  uint64_t kv_used_bytes = 0;       // num_blocks * block_bytes (what is really allocated)
+  uint64_t bytes_per_token = 0;  // every caching layer of the stage, before window caps
+  uint64_t max_tokens = 0;       // tokens the cache holds (the engine's "KV cache size";
+                                 // vLLM hybrid: num_blocks / groups x block_size)
+  uint64_t kv_used_bytes = 0;    // num_blocks * block_bytes (what is really allocated)
 
   // Requests of max_model_len tokens.
   uint64_t max_model_len = 0;
-  uint64_t request_bytes = 0;        // one max_model_len request, window caps applied
-  uint64_t blocks_per_request = 0;   // cdiv(request_bytes, block_bytes); vLLM hybrid: the
-                                     // blocks of every KV-cache group summed
-  double max_concurrency = 0;        // num_blocks / blocks_per_request (vLLM's "X.XXx")
-  uint64_t max_requests = 0;         // whole requests: floor(max_concurrency)
-  bool fits = false;                 // at least one max_model_len request fits
+  uint64_t request_bytes = 0;          // one max_model_len request, window caps applied
+  uint64_t blocks_per_request = 0;     // cdiv(request_bytes, block_bytes); vLLM hybrid: the
+                                       // blocks of every KV-cache group summed
+  double max_concurrency = 0;          // num_blocks / blocks_per_request (vLLM's "X.XXx")
+  uint64_t max_requests = 0;           // whole requests: floor(max_concurrency)
+  bool fits = false;                   // at least one max_model_len request fits
   uint64_t largest_max_model_len = 0;  // longest single request the cache holds (vLLM's
                                        // estimate); llama.cpp: per sequence at n_parallel
   uint64_t model_max_context = 0;      // the model's max_context: searches stop there
@@ -224,7 +226,7 @@ struct CapacityResult {
   uint64_t cells = 0;      // llama.cpp: n_ctx cells allocated (padded)
   uint64_t swa_cells = 0;  // llama.cpp: sliding layers' cells (= cells with --swa-full)
 
-  std::vector<Lint> lints;            // warnings and errors, in order found
+  std::vector<Lint> lints;              // warnings and errors, in order found
   std::vector<std::string> engine_log;  // the engine's own startup lines, predicted
 
   /// True when some lint is an error.
@@ -275,8 +277,7 @@ std::vector<Lint> LintConfig(const ModelSpec& model, const HardwareSpec& gpu,
 
 /// The modelled activation/overhead reserve per GPU for this engine, model
 /// and batched-token budget (docs/capacity.md), or the override.
-Reserve ModelReserve(const ModelSpec& model, const HardwareSpec& gpu,
-                     const EngineConfig& resolved);
+Reserve ModelReserve(const ModelSpec& model, const HardwareSpec& gpu, const EngineConfig& resolved);
 
 /// The full capacity picture. Never throws for configuration problems: they
 /// are reported as error lints (and the figures that depend on them are 0);

@@ -13,7 +13,9 @@
 namespace kvplan {
 namespace {
 
-std::string Count(uint64_t n) { return WithCommas(n); }
+std::string Count(uint64_t n) {
+  return WithCommas(n);
+}
 
 // vLLM's own words for the startup failures it raises
 // (vllm/config/model.py, vllm/v1/core/kv_cache_utils.py), so a reader can
@@ -22,18 +24,21 @@ std::string EngineReason(const CheckReport& r, const ModelSpec& m, const EngineC
                          const Lint& lint) {
   if (c.engine != Engine::kVllm) return lint.message;
   if (lint.code == "kv-config" && c.tp > 0 && m.query_heads % c.tp != 0) {
-    return fmt::format("vLLM: Total number of attention heads ({}) must be divisible by tensor "
-                       "parallel size ({}).",
-                       m.query_heads, c.tp);
+    return fmt::format(
+        "vLLM: Total number of attention heads ({}) must be divisible by tensor "
+        "parallel size ({}).",
+        m.query_heads, c.tp);
   }
   if (lint.code == "max-model-len") {
-    return fmt::format("vLLM: User-specified max_model_len ({}) is greater than the derived "
-                       "max_model_len (max_position_embeddings={} in model's config.json).",
-                       c.max_model_len, m.max_context);
+    return fmt::format(
+        "vLLM: User-specified max_model_len ({}) is greater than the derived "
+        "max_model_len (max_position_embeddings={} in model's config.json).",
+        c.max_model_len, m.max_context);
   }
   if (lint.code == "no-kv-memory" || lint.code == "weights-fit") {
     return "vLLM: No available memory for the cache blocks. Try increasing "
-           "`gpu_memory_utilization` when initializing the engine. (" + lint.message + ")";
+           "`gpu_memory_utilization` when initializing the engine. (" +
+           lint.message + ")";
   }
   if (lint.code == "dtype-engine") {
     return fmt::format("vLLM: argument --kv-cache-dtype: invalid choice ({})", lint.message);
@@ -60,13 +65,17 @@ std::string FlagOf(const std::string& code) {
 
 CheckItem Item(std::string name, bool pass, std::string measured, std::string required,
                std::string detail, SourcePos pos) {
-  return {std::move(name), pass, std::move(measured), std::move(required), std::move(detail),
-          std::move(pos)};
+  return {std::move(name),   pass,          std::move(measured), std::move(required),
+          std::move(detail), std::move(pos)};
 }
 
-std::string Pct(double v) { return fmt::format("{:.1f}%", v); }
+std::string Pct(double v) {
+  return fmt::format("{:.1f}%", v);
+}
 
-bool DefaultPrefixCaching(Engine e) { return e != Engine::kLlamaCpp; }
+bool DefaultPrefixCaching(Engine e) {
+  return e != Engine::kLlamaCpp;
+}
 
 // The running cap's name as the config (or the engine) calls it: SGLang's
 // own default is its request pool, max_running_requests.
@@ -120,7 +129,8 @@ void WorkloadItems(const DeployConfig& d, const CapacityResult& cap, bool startu
       per_replica > limit ? fmt::format(", capped by {} {}", SeqCapName(d, c), c.max_num_seqs)
                           : "");
   if (it == d.requirements.pos.end()) {
-    r.notes.push_back(fmt::format("workload mix: about {:.1f} requests at once ({})", conc, detail));
+    r.notes.push_back(
+        fmt::format("workload mix: about {:.1f} requests at once ({})", conc, detail));
   } else {
     uint64_t want = *d.requirements.min_workload_concurrency;
     uint64_t got = static_cast<uint64_t>(std::floor(conc));
@@ -137,6 +147,12 @@ void WorkloadItems(const DeployConfig& d, const CapacityResult& cap, bool startu
 void LatencyItems(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfig& d,
                   const CapacityResult& cap, bool startup_ok, CheckReport& r) {
   const LatencyRequirement& l = *d.requirements.latency;
+  // As `kvplan latency -c` refuses it: a latency past the model's limit is
+  // a figure for a request no server takes.
+  if (m.max_context > 0 && l.context_tokens > m.max_context) {
+    Fail("{}requirements.latency.context: {} tokens is more than {}'s max_context of {}",
+         l.pos.Prefix(), WithCommas(l.context_tokens), m.name, WithCommas(m.max_context));
+  }
   auto req = [&](double ms) {
     return fmt::format("<= {:g} ms at batch {}, context {}", ms, l.batch, Count(l.context_tokens));
   };
@@ -185,9 +201,146 @@ void LatencyItems(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfi
   }
 }
 
+// Startup: what the engine itself would refuse, one FAIL item per fatal
+// lint (in vLLM's words where it has them); other lints become notes or a
+// max_model_len_fits item. Returns whether the engine starts.
+bool StartupFailures(const ModelSpec& m, const DeployConfig& d, const CapacityResult& cap,
+                     CheckReport& r) {
+  const EngineConfig& c = cap.config;
+  bool startup_ok = true;
+  for (const Lint& lint : cap.lints) {
+    bool fatal = lint.severity == Severity::kError;
+    // A max_model_len request that does not fit stops vLLM and llama.cpp at startup.
+    if (!fatal && (lint.code == "max-model-len-fits" || lint.code == "kv-fits")) {
+      fatal = c.engine == Engine::kVllm || c.engine == Engine::kLlamaCpp;
+      if (fatal && c.engine == Engine::kVllm) {
+        r.items.push_back(Item(
+            "startup", false,
+            fmt::format("{} tokens fit in one request", Count(cap.largest_max_model_len)),
+            fmt::format("max_model_len {} fits", Count(c.max_model_len)),
+            fmt::format("vLLM: To serve at least one request with the models's max seq len ({}), "
+                        "({} KV cache is needed, which is larger than the available KV cache "
+                        "memory ({}). Based on the available memory, the estimated maximum model "
+                        "length is {}. Try increasing `gpu_memory_utilization` or decreasing "
+                        "`max_model_len` when initializing the engine.",
+                        c.max_model_len, FormatGiB(cap.request_bytes),
+                        FormatGiB(cap.kv_budget_bytes), cap.largest_max_model_len),
+            d.args.PosOf("max_model_len", d.engine_pos)));
+        startup_ok = false;
+        continue;
+      }
+    }
+    if (!fatal) {
+      if (lint.code == "max-model-len-fits") {
+        r.items.push_back(Item("max_model_len_fits", false,
+                               Count(cap.largest_max_model_len) + " tokens",
+                               ">= " + Count(c.max_model_len), lint.message,
+                               d.args.PosOf("max_model_len", d.engine_pos)));
+      } else {
+        r.notes.push_back(cap.engine_name + ": " + lint.message);
+      }
+      continue;
+    }
+    startup_ok = false;
+    std::string flag = FlagOf(lint.code);
+    SourcePos pos = flag == "tp" && lint.code == "gpus" && d.gpu_count ? d.count_pos
+                    : flag.empty()                                     ? d.engine_pos
+                                   : d.args.PosOf(flag, d.engine_pos);
+    r.items.push_back(Item("startup", false, "fails (" + lint.code + ")", "starts",
+                           EngineReason(r, m, c, lint), pos));
+  }
+  return startup_ok;
+}
+
+// The cache's blocks: what the memory holds, but llama.cpp allocates its
+// n_ctx cells up front (padded to the block) and never more, whatever
+// memory is left: that is its cache.
+uint64_t CacheBlocks(const CapacityResult& cap) {
+  const EngineConfig& c = cap.config;
+  return c.engine == Engine::kLlamaCpp && cap.cells != 0 && cap.block_size != 0
+             ? CeilDiv(cap.cells, cap.block_size)
+             : cap.num_blocks;
+}
+
+// The requirements on the cache: min_concurrency, min_tokens_in_cache and
+// min_headroom_percent, each n/a (a FAIL) where the engine would not start.
+void CacheRequirementItems(const DeployConfig& d, const CapacityResult& cap, uint64_t cache_blocks,
+                           bool startup_ok, CheckReport& r) {
+  const EngineConfig& c = cap.config;
+  const Requirements& q = d.requirements;
+  auto at = [&](const char* key) {
+    auto it = q.pos.find(key);
+    return it == q.pos.end() ? d.pos : it->second;
+  };
+  const std::string dead = "the engine would not start (see startup)";
+  if (q.min_concurrency) {
+    uint64_t want = *q.min_concurrency;
+    if (!startup_ok) {
+      r.items.push_back(
+          Item("min_concurrency", false, "n/a", ">= " + Count(want), dead, at("min_concurrency")));
+    } else {
+      uint64_t by_cache = cap.cluster_max_requests;
+      uint64_t by_seqs = CheckedMul(c.max_num_seqs, cap.replicas);
+      uint64_t got = std::min(by_cache, by_seqs);
+      std::string detail = fmt::format(
+          "{} blocks / {} blocks per {}-token request = {:.2f}x{}", Count(cache_blocks),
+          Count(cap.blocks_per_request), Count(c.max_model_len), cap.max_concurrency,
+          cap.replicas > 1 ? fmt::format(" per replica, x {} replicas", cap.replicas) : "");
+      if (by_seqs < by_cache) {
+        detail += fmt::format("; capped by {} {}", SeqCapName(d, c), c.max_num_seqs);
+      }
+      r.items.push_back(
+          Item("min_concurrency", got >= want,
+               fmt::format("{} of {} tokens", Plural(got, "request"), Count(c.max_model_len)),
+               ">= " + Count(want), detail, at("min_concurrency")));
+    }
+  }
+  if (q.min_tokens_in_cache) {
+    uint64_t want = *q.min_tokens_in_cache;
+    if (!startup_ok) {
+      r.items.push_back(Item("min_tokens_in_cache", false, "n/a", ">= " + Count(want), dead,
+                             at("min_tokens_in_cache")));
+    } else {
+      // vLLM hybrid: the blocks are shared by its KV-cache groups (docs/capacity.md).
+      const std::string per_group =
+          cap.kv_cache_groups.empty()
+              ? ""
+              : fmt::format(" / {} KV-cache groups", cap.kv_cache_groups.size());
+      r.items.push_back(
+          Item("min_tokens_in_cache", cap.cluster_max_tokens >= want,
+               Count(cap.cluster_max_tokens) + " tokens", ">= " + Count(want),
+               fmt::format("{} blocks{} x {} token{}{}", Count(cache_blocks), per_group,
+                           cap.block_size, cap.block_size == 1 ? "" : "s",
+                           cap.replicas > 1 ? fmt::format(" x {} replicas", cap.replicas) : ""),
+               at("min_tokens_in_cache")));
+    }
+  }
+  if (q.min_headroom_percent) {
+    double want = *q.min_headroom_percent;
+    if (!startup_ok || cache_blocks == 0) {
+      r.items.push_back(Item("min_headroom_percent", false, "n/a", ">= " + Pct(want), dead,
+                             at("min_headroom_percent")));
+    } else {
+      uint64_t per_replica = CeilDiv(*q.min_concurrency, cap.replicas);
+      uint64_t need = CheckedMul(per_replica, cap.blocks_per_request);
+      double spare = 100.0 * (static_cast<double>(cache_blocks) - static_cast<double>(need)) /
+                     static_cast<double>(cache_blocks);
+      r.items.push_back(
+          Item("min_headroom_percent", spare >= want, Pct(spare) + " of the cache spare",
+               ">= " + Pct(want),
+               fmt::format("{} of {} tokens {} {} of {} blocks", Plural(per_replica, "request"),
+                           Count(c.max_model_len), per_replica == 1 ? "holds" : "hold", Count(need),
+                           Count(cache_blocks)),
+               at("min_headroom_percent")));
+    }
+  }
+}
+
 }  // namespace
 
-bool CheckReport::Pass() const { return Failures() == 0; }
+bool CheckReport::Pass() const {
+  return Failures() == 0;
+}
 
 size_t CheckReport::Failures() const {
   return static_cast<size_t>(
@@ -267,137 +420,30 @@ CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployC
                           c.dp > 1 ? fmt::format(" dp {}", c.dp) : "", Count(c.max_model_len),
                           cap.weight_format.empty() ? "" : cap.weight_format + " weights, ",
                           cap.kv_cache_dtype.empty() ? c.kv_cache_dtype : cap.kv_cache_dtype);
+  if (cap.weights_from.rfind("exact:", 0) == 0) {
+    r.notes.push_back(
+        fmt::format("weights: {} per GPU ({})", FormatGiB(cap.weights_bytes), cap.weights_from));
+  }
   if (d.gpu_count > c.tp * c.pp * c.dp) {
-    r.notes.push_back(fmt::format("{} GPUs given but tp x pp x dp uses {}", d.gpu_count,
-                                  c.tp * c.pp * c.dp));
+    r.notes.push_back(
+        fmt::format("{} GPUs given but tp x pp x dp uses {}", d.gpu_count, c.tp * c.pp * c.dp));
   }
 
-  // Startup: what the engine itself would refuse.
-  bool startup_ok = true;
-  for (const Lint& lint : cap.lints) {
-    bool fatal = lint.severity == Severity::kError;
-    // A max_model_len request that does not fit stops vLLM and llama.cpp at startup.
-    if (!fatal && (lint.code == "max-model-len-fits" || lint.code == "kv-fits")) {
-      fatal = c.engine == Engine::kVllm || c.engine == Engine::kLlamaCpp;
-      if (fatal && c.engine == Engine::kVllm) {
-        r.items.push_back(Item(
-            "startup", false, fmt::format("{} tokens fit in one request", Count(cap.largest_max_model_len)),
-            fmt::format("max_model_len {} fits", Count(c.max_model_len)),
-            fmt::format("vLLM: To serve at least one request with the models's max seq len ({}), "
-                        "({} KV cache is needed, which is larger than the available KV cache "
-                        "memory ({}). Based on the available memory, the estimated maximum model "
-                        "length is {}. Try increasing `gpu_memory_utilization` or decreasing "
-                        "`max_model_len` when initializing the engine.",
-                        c.max_model_len, FormatGiB(cap.request_bytes),
-                        FormatGiB(cap.kv_budget_bytes), cap.largest_max_model_len),
-            d.args.PosOf("max_model_len", d.engine_pos)));
-        startup_ok = false;
-        continue;
-      }
-    }
-    if (!fatal) {
-      if (lint.code == "max-model-len-fits") {
-        r.items.push_back(Item("max_model_len_fits", false,
-                               Count(cap.largest_max_model_len) + " tokens",
-                               ">= " + Count(c.max_model_len), lint.message,
-                               d.args.PosOf("max_model_len", d.engine_pos)));
-      } else {
-        r.notes.push_back(cap.engine_name + ": " + lint.message);
-      }
-      continue;
-    }
-    startup_ok = false;
-    std::string flag = FlagOf(lint.code);
-    SourcePos pos = flag == "tp" && lint.code == "gpus" && d.gpu_count ? d.count_pos
-                    : flag.empty() ? d.engine_pos
-                                   : d.args.PosOf(flag, d.engine_pos);
-    r.items.push_back(Item("startup", false, "fails (" + lint.code + ")", "starts",
-                           EngineReason(r, m, c, lint), pos));
-  }
-  // The cache's blocks: what the memory holds, but llama.cpp allocates its
-  // n_ctx cells up front (padded to the block) and never more, whatever
-  // memory is left: that is its cache.
-  const uint64_t cache_blocks =
-      c.engine == Engine::kLlamaCpp && cap.cells != 0 && cap.block_size != 0
-          ? CeilDiv(cap.cells, cap.block_size)
-          : cap.num_blocks;
+  const bool startup_ok = StartupFailures(m, d, cap, r);
+  const uint64_t cache_blocks = CacheBlocks(cap);
   if (startup_ok) {
     r.items.insert(
         r.items.begin(),
         Item("startup", true, "starts", "starts",
-             fmt::format("{} KV blocks of {} tokens ({} tokens, {} per GPU)", Count(cache_blocks),
-                         cap.block_size, Count(cap.max_tokens), FormatGiB(cap.kv_used_bytes)),
+             fmt::format("{} KV block{} of {} token{} ({} token{}, {} per GPU)",
+                         Count(cache_blocks), cache_blocks == 1 ? "" : "s", cap.block_size,
+                         cap.block_size == 1 ? "" : "s", Count(cap.max_tokens),
+                         cap.max_tokens == 1 ? "" : "s", FormatGiB(cap.kv_used_bytes)),
              d.engine_pos));
   }
-
-  const Requirements& q = d.requirements;
-  auto at = [&](const char* key) {
-    auto it = q.pos.find(key);
-    return it == q.pos.end() ? d.pos : it->second;
-  };
-  const std::string dead = "the engine would not start (see startup)";
-  if (q.min_concurrency) {
-    uint64_t want = *q.min_concurrency;
-    if (!startup_ok) {
-      r.items.push_back(Item("min_concurrency", false, "n/a", ">= " + Count(want), dead,
-                             at("min_concurrency")));
-    } else {
-      uint64_t by_cache = cap.cluster_max_requests;
-      uint64_t by_seqs = CheckedMul(c.max_num_seqs, cap.replicas);
-      uint64_t got = std::min(by_cache, by_seqs);
-      std::string detail = fmt::format(
-          "{} blocks / {} blocks per {}-token request = {:.2f}x{}", Count(cache_blocks),
-          Count(cap.blocks_per_request), Count(c.max_model_len), cap.max_concurrency,
-          cap.replicas > 1 ? fmt::format(" per replica, x {} replicas", cap.replicas) : "");
-      if (by_seqs < by_cache) {
-        detail += fmt::format("; capped by {} {}", SeqCapName(d, c), c.max_num_seqs);
-      }
-      r.items.push_back(
-          Item("min_concurrency", got >= want,
-               fmt::format("{} of {} tokens", Plural(got, "request"), Count(c.max_model_len)),
-               ">= " + Count(want), detail, at("min_concurrency")));
-    }
-  }
-  if (q.min_tokens_in_cache) {
-    uint64_t want = *q.min_tokens_in_cache;
-    if (!startup_ok) {
-      r.items.push_back(Item("min_tokens_in_cache", false, "n/a", ">= " + Count(want), dead,
-                             at("min_tokens_in_cache")));
-    } else {
-      // vLLM hybrid: the blocks are shared by its KV-cache groups (docs/capacity.md).
-      const std::string per_group =
-          cap.kv_cache_groups.empty()
-              ? ""
-              : fmt::format(" / {} KV-cache groups", cap.kv_cache_groups.size());
-      r.items.push_back(Item(
-          "min_tokens_in_cache", cap.cluster_max_tokens >= want,
-          Count(cap.cluster_max_tokens) + " tokens", ">= " + Count(want),
-          fmt::format("{} blocks{} x {} tokens{}", Count(cache_blocks), per_group, cap.block_size,
-                      cap.replicas > 1 ? fmt::format(" x {} replicas", cap.replicas) : ""),
-          at("min_tokens_in_cache")));
-    }
-  }
-  if (q.min_headroom_percent) {
-    double want = *q.min_headroom_percent;
-    if (!startup_ok || cache_blocks == 0) {
-      r.items.push_back(Item("min_headroom_percent", false, "n/a", ">= " + Pct(want), dead,
-                             at("min_headroom_percent")));
-    } else {
-      uint64_t per_replica = CeilDiv(*q.min_concurrency, cap.replicas);
-      uint64_t need = CheckedMul(per_replica, cap.blocks_per_request);
-      double spare = 100.0 * (static_cast<double>(cache_blocks) - static_cast<double>(need)) /
-                     static_cast<double>(cache_blocks);
-      r.items.push_back(
-          Item("min_headroom_percent", spare >= want, Pct(spare) + " of the cache spare",
-               ">= " + Pct(want),
-               fmt::format("{} of {} tokens {} {} of {} blocks", Plural(per_replica, "request"),
-                           Count(c.max_model_len), per_replica == 1 ? "holds" : "hold", Count(need),
-                           Count(cache_blocks)),
-               at("min_headroom_percent")));
-    }
-  }
+  CacheRequirementItems(d, cap, cache_blocks, startup_ok, r);
   if (d.workload) WorkloadItems(d, cap, startup_ok, r);
-  if (q.latency) LatencyItems(m, gpu, d, cap, startup_ok, r);
+  if (d.requirements.latency) LatencyItems(m, gpu, d, cap, startup_ok, r);
   r.capacity = std::move(cap);
   return r;
 }

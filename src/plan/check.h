@@ -16,7 +16,7 @@
 namespace kvplan {
 
 struct CheckItem {
-  std::string name;      // "startup", "min_concurrency", "min_tokens_in_cache", ...
+  std::string name;  // "startup", "min_concurrency", "min_tokens_in_cache", ...
   bool pass = false;
   std::string measured;  // "12 requests (12.99x)"
   std::string required;  // ">= 8"
@@ -27,7 +27,8 @@ struct CheckItem {
 struct CheckReport {
   std::string file;
   std::string name;
-  std::string summary;  // "llama-3.1-8b on 1 x h100-sxm, vllm tp 1, max_model_len 32,768, fp16 cache"
+  std::string
+      summary;  // "llama-3.1-8b on 1 x h100-sxm, vllm tp 1, max_model_len 32,768, fp16 cache"
   CapacityResult capacity;
   std::vector<CheckItem> items;
   std::vector<std::string> notes;  // engine warnings, ignored flags, assumptions
@@ -36,6 +37,14 @@ struct CheckReport {
   bool Pass() const;
   /// How many items fail.
   size_t Failures() const;
+};
+
+/// One checked input (a config file, or "--vllm-args"): its report, or the
+/// reason it could not be checked.
+struct CheckOutcome {
+  std::string file;
+  std::optional<CheckReport> report;
+  std::string error;  // one line, "file:line:col: field: why" where known
 };
 
 /// The engine configuration a deployment config describes (engine defaults

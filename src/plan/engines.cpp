@@ -12,89 +12,32 @@
 
 namespace kvplan {
 
-std::string_view EngineName(Engine engine) {
-  switch (engine) {
-    case Engine::kVllm: return "vllm";
-    case Engine::kSglang: return "sglang";
-    case Engine::kTrtllm: return "trtllm";
-    case Engine::kLlamaCpp: return "llama.cpp";
-  }
-  return "vllm";
-}
-
-const std::vector<Engine>& AllEngines() {
-  static const std::vector<Engine> kAll = {Engine::kVllm, Engine::kSglang, Engine::kTrtllm,
-                                           Engine::kLlamaCpp};
-  return kAll;
-}
-
-Engine ParseEngine(std::string_view name) {
-  const std::string s = Lower(name);
-  if (s == "vllm") return Engine::kVllm;
-  if (s == "sglang") return Engine::kSglang;
-  if (s == "trtllm" || s == "tensorrt-llm" || s == "trt-llm" || s == "tensorrt_llm") {
-    return Engine::kTrtllm;
-  }
-  if (s == "llama.cpp" || s == "llamacpp" || s == "llama-cpp" || s == "llama-server") {
-    return Engine::kLlamaCpp;
-  }
-  Fail("unknown engine '{}' (known: vllm, sglang, trtllm, llama.cpp){}", name,
-       DidYouMean(s, {"vllm", "sglang", "trtllm", "llama.cpp"}));
-}
-
 std::string_view MemoryFractionFlag(Engine engine) {
   switch (engine) {
-    case Engine::kVllm: return "--gpu-memory-utilization";
-    case Engine::kSglang: return "--mem-fraction-static";
-    case Engine::kTrtllm: return "--free-gpu-memory-fraction";
-    case Engine::kLlamaCpp: return "";
+    case Engine::kVllm:
+      return "--gpu-memory-utilization";
+    case Engine::kSglang:
+      return "--mem-fraction-static";
+    case Engine::kTrtllm:
+      return "--free-gpu-memory-fraction";
+    case Engine::kLlamaCpp:
+      return "";
   }
   return "";
 }
 
 uint64_t DefaultBlockSize(Engine engine) {
   switch (engine) {
-    case Engine::kVllm: return 16;      // vllm/config/cache.py block_size
-    case Engine::kSglang: return 1;     // server_args page_size
-    case Engine::kTrtllm: return 32;    // KvCacheConfig tokens_per_block
-    case Engine::kLlamaCpp: return 256; // n_ctx padded to 256 cells (llama-context.cpp)
+    case Engine::kVllm:
+      return 16;  // vllm/config/cache.py block_size
+    case Engine::kSglang:
+      return 1;  // server_args page_size
+    case Engine::kTrtllm:
+      return 32;  // KvCacheConfig tokens_per_block
+    case Engine::kLlamaCpp:
+      return 256;  // n_ctx padded to 256 cells (llama-context.cpp)
   }
   return 16;
-}
-
-uint64_t ParseVllmVersion(std::string_view text, std::string_view what) {
-  if (text == "latest") return kVllmCurrent;
-  std::string_view s = text;
-  if (s.starts_with('v')) s.remove_prefix(1);
-  // MAJOR.MINOR, then what a release adds (".1", ".0rc1", ".1.dev3+g12ab"):
-  // only the first two numbers change what kvplan models.
-  const auto bad = [&] {
-    Fail("{}: expected a vLLM version such as 0.20, 0.21.1 or latest, got '{}'", what, text);
-  };
-  uint64_t parts[2] = {0, 0};
-  for (int i = 0; i < 2; ++i) {
-    size_t digits = 0;
-    while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) {
-      parts[i] = parts[i] * 10 + static_cast<uint64_t>(s[digits] - '0');
-      if (++digits > 3) bad();
-    }
-    if (digits == 0 || (digits > 1 && s[0] == '0')) bad();  // "0.020" is no release
-    s.remove_prefix(digits);
-    // A dot after the major number; after the minor, the end or a dot.
-    if (i == 0 ? !s.starts_with('.') : !(s.empty() || s.starts_with('.'))) bad();
-    if (i == 0) s.remove_prefix(1);
-  }
-  // What follows the minor (".1", ".0rc1"): dot-separated parts, none empty.
-  if (!s.empty() && (s.find("..") != std::string_view::npos || s.back() == '.')) bad();
-  for (const char ch : s) {
-    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '+' && ch != '-') bad();
-  }
-  return parts[0] * 1000 + parts[1];
-}
-
-std::string VllmVersionName(uint64_t version) {
-  if (version == kVllmCurrent) return "latest";
-  return fmt::format("{}.{}", version / 1000, version % 1000);
 }
 
 double DefaultMemoryFraction(Engine engine, const HardwareSpec& gpu, uint64_t tp,
@@ -103,9 +46,12 @@ double DefaultMemoryFraction(Engine engine, const HardwareSpec& gpu, uint64_t tp
     case Engine::kVllm:
       // vllm/config/cache.py gpu_memory_utilization (0.92 with graph profiling).
       return vllm_version >= kVllmGraphProfiling ? 0.92 : 0.9;
-    case Engine::kTrtllm: return 0.9;
-    case Engine::kLlamaCpp: return 1.0;
-    case Engine::kSglang: break;
+    case Engine::kTrtllm:
+      return 0.9;
+    case Engine::kLlamaCpp:
+      return 1.0;
+    case Engine::kSglang:
+      break;
   }
   // SGLang server_args.py _handle_gpu_memory_settings: reserve (MiB)
   //   512 + max(chunked_prefill_size, 2048) * 1.5 + cuda_graph_max_bs * 2
@@ -124,17 +70,20 @@ double DefaultMemoryFraction(Engine engine, const HardwareSpec& gpu, uint64_t tp
   } else {
     chunk = 16384, graph_bs = 512;
   }
-  double reserve = 512 + std::max(chunk, 2048.0) * 1.5 + graph_bs * 2 +
-                   static_cast<double>(tp) / 8 * 1024;
+  double reserve =
+      512 + std::max(chunk, 2048.0) * 1.5 + graph_bs * 2 + static_cast<double>(tp) / 8 * 1024;
   if (mib > 60 * 1024) reserve = std::max(reserve, 10.0 * 1024);
   return std::round((mib - reserve) / mib * 1000) / 1000;
 }
 
 std::vector<std::string> EngineCacheDtypes(Engine engine) {
   switch (engine) {
-    case Engine::kVllm: return {"auto", "fp16", "bf16", "fp32", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla"};
-    case Engine::kSglang: return {"auto", "fp16", "bf16", "fp32", "fp8_e4m3", "fp8_e5m2", "nvfp4"};
-    case Engine::kTrtllm: return {"auto", "fp16", "bf16", "fp32", "fp8", "int8", "nvfp4"};
+    case Engine::kVllm:
+      return {"auto", "fp16", "bf16", "fp32", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla"};
+    case Engine::kSglang:
+      return {"auto", "fp16", "bf16", "fp32", "fp8_e4m3", "fp8_e5m2", "nvfp4"};
+    case Engine::kTrtllm:
+      return {"auto", "fp16", "bf16", "fp32", "fp8", "int8", "nvfp4"};
     case Engine::kLlamaCpp:
       return {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"};
   }
@@ -152,20 +101,25 @@ std::string CacheDtypeUnsupported(Engine engine, const ModelSpec& model, const C
         return mla ? "" : "vLLM's fp8_ds_mla cache is only for DeepSeek MLA models";
       }
       if (dtype.IsBlock() && n != "nvfp4") {
-        return fmt::format("vLLM has no {} KV cache (ggml block types are llama.cpp's); use fp8", n);
+        return fmt::format("vLLM has no {} KV cache (ggml block types are llama.cpp's); use fp8",
+                           n);
       }
-      return fmt::format("vLLM has no {} KV cache (choices: auto, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla)", n);
+      return fmt::format(
+          "vLLM has no {} KV cache (choices: auto, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla)", n);
     case Engine::kSglang:
       if (plain16 || n == "fp8_e4m3" || n == "fp8_e5m2" || n == "nvfp4") return "";
-      return fmt::format("SGLang has no {} KV cache (choices: auto, fp8_e4m3, fp8_e5m2, fp4_e2m1)", n);
+      return fmt::format("SGLang has no {} KV cache (choices: auto, fp8_e4m3, fp8_e5m2, fp4_e2m1)",
+                         n);
     case Engine::kTrtllm:
       if (plain16 || n == "fp8_e4m3" || n == "int8" || n == "nvfp4") return "";
       return fmt::format("TensorRT-LLM has no {} KV cache (choices: auto, fp8, int8, nvfp4)", n);
     case Engine::kLlamaCpp:
       if (plain16) return "";
       if (dtype.IsBlock() && n != "nvfp4") return "";
-      return fmt::format("llama.cpp has no {} KV cache (cache types: f32, f16, bf16, q8_0, q4_0, "
-                         "q4_1, iq4_nl, q5_0, q5_1)", n);
+      return fmt::format(
+          "llama.cpp has no {} KV cache (cache types: f32, f16, bf16, q8_0, q4_0, "
+          "q4_1, iq4_nl, q5_0, q5_1)",
+          n);
   }
   return "";
 }

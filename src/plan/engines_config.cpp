@@ -40,7 +40,8 @@ std::string ResolvedCacheDtype(const ModelSpec& m, const EngineConfig& c) {
   return std::string(AutoCacheDtype(m.weight_dtype == "fp32" ? "bf16" : m.weight_dtype));
 }
 
-EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu, const EngineConfig& in) {
+EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu,
+                                 const EngineConfig& in) {
   EngineConfig c = in;
   if (c.tp == 0) c.tp = 1;
   if (c.pp == 0) c.pp = 1;
@@ -142,8 +143,9 @@ namespace {
 void WeightLints(const ModelSpec& m, const EngineConfig& c, std::vector<Lint>& lints) {
   try {
     const WeightFormat f = ResolvedWeightFormat(m, c);
-    if (c.engine_quantization && m.quantization &&
-        FindWeightFormat(c.weight_dtype).name != m.quantization->format) {
+    const std::string method = c.engine_quantization ? FindWeightFormat(c.weight_dtype).name : "";
+    if (m.quantization && !method.empty() && method != "checkpoint" &&
+        method != m.quantization->format) {
       AddLint(lints, Severity::kError, "quantization-mismatch",
               fmt::format("Quantization method specified in the model config ({}) does not match "
                           "the quantization method specified in the `quantization` argument ({})",
@@ -180,21 +182,34 @@ std::vector<Lint> LintConfig(const ModelSpec& m, const HardwareSpec& gpu, const 
                 "max_num_batched_tokens ({}) must be greater than or equal to max_num_seqs ({}).",
                 c.max_num_batched_tokens, c.max_num_seqs));
   }
-  if (c.memory_fraction <= 0 || c.memory_fraction > 1) {
+  if (c.memory_fraction <= 0 && c.engine == Engine::kSglang) {
+    // No flag gives a fraction <= 0 (they refuse it): this one is SGLang's
+    // own, derived from the GPU's size, whose reserve does not fit on it.
+    const double total_gib = static_cast<double>(gpu.TotalMemoryBytes()) / kGiB;
     AddLint(lints, Severity::kError, "memory-fraction",
-            fmt::format("{} must be in (0, 1], got {}", MemoryFractionFlag(c.engine), c.memory_fraction));
+            fmt::format("the GPU is too small for SGLang: its {:.2f} GiB are less than the reserve "
+                        "SGLang keeps for activations and CUDA graphs ({:.2f} GiB), so the "
+                        "--mem-fraction-static it derives is {:g} and leaves nothing for the "
+                        "model's weights and KV cache (use a larger GPU, or give "
+                        "--mem-fraction-static)",
+                        total_gib, total_gib * (1 - c.memory_fraction), c.memory_fraction));
+  } else if (c.memory_fraction <= 0 || c.memory_fraction > 1) {
+    AddLint(lints, Severity::kError, "memory-fraction",
+            fmt::format("{} must be in (0, 1], got {}", MemoryFractionFlag(c.engine),
+                        c.memory_fraction));
   }
   const uint64_t per_replica = c.tp * c.pp;
   const uint64_t available = c.nodes * c.gpus_per_node;
   if (per_replica * c.dp > available) {
     AddLint(lints, Severity::kError, "gpus",
             fmt::format("tp {} x pp {} x dp {} needs {} GPUs but {} node(s) x {} GPUs per node "
-                        "have {}", c.tp, c.pp, c.dp, per_replica * c.dp, c.nodes, c.gpus_per_node,
-                        available));
+                        "have {}",
+                        c.tp, c.pp, c.dp, per_replica * c.dp, c.nodes, c.gpus_per_node, available));
   }
   if (c.pp > m.layers) {
     AddLint(lints, Severity::kError, "pp-layers",
-            fmt::format("pipeline parallel size {} is more than the {} layers of {}", c.pp, m.layers, m.name));
+            fmt::format("pipeline parallel size {} is more than the {} layers of {}", c.pp,
+                        m.layers, m.name));
   }
   bool quantized_cache = false;
   try {
@@ -214,14 +229,16 @@ std::vector<Lint> LintConfig(const ModelSpec& m, const HardwareSpec& gpu, const 
   if (m.mla && c.tp > 1) {
     AddLint(lints, Severity::kWarning, "mla-replicated",
             fmt::format("MLA keeps the whole latent cache on every one of the {} tensor-parallel "
-                        "ranks: tp adds no cache capacity per request", c.tp));
+                        "ranks: tp adds no cache capacity per request",
+                        c.tp));
   } else if (c.tp > m.kv_heads && m.kv_heads != 0 && m.HasAttention()) {
     AddLint(lints, Severity::kWarning, "kv-replicated",
             fmt::format("tp {} is more than the {} KV heads: each head is replicated on {} ranks",
                         c.tp, m.kv_heads, c.tp / m.kv_heads));
   }
   for (const LayerGroup& g : m.groups) {
-    if ((g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked) && g.window >= c.max_model_len) {
+    if ((g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked) &&
+        g.window >= c.max_model_len) {
       AddLint(lints, Severity::kWarning, "window-over-context",
               fmt::format("the {} window of {} tokens is not smaller than max_model_len {}: those "
                           "layers cache every token, like full attention",

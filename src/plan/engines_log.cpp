@@ -10,8 +10,12 @@
 namespace kvplan {
 namespace {
 
-double Gib(uint64_t bytes) { return static_cast<double>(bytes) / static_cast<double>(kGiB); }
-double Mib(uint64_t bytes) { return static_cast<double>(bytes) / static_cast<double>(kMiB); }
+double Gib(uint64_t bytes) {
+  return static_cast<double>(bytes) / static_cast<double>(kGiB);
+}
+double Mib(uint64_t bytes) {
+  return static_cast<double>(bytes) / static_cast<double>(kMiB);
+}
 
 // ggml's names for cache types (ggml_type_name).
 std::string GgmlName(const std::string& dtype) {
@@ -67,7 +71,8 @@ std::vector<std::string> Vllm(const CapacityResult& r) {
   if (!r.fits) {
     out.push_back(fmt::format(
         "ValueError: To serve at least one request with the models's max seq len ({}), ({:.2f} GiB "
-        "KV cache is needed, which is larger than the available KV cache memory ({:.2f} GiB). Based "
+        "KV cache is needed, which is larger than the available KV cache memory ({:.2f} GiB). "
+        "Based "
         "on the available memory, the estimated maximum model length is {}. Try increasing "
         "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
         c.max_model_len, Gib(r.blocks_per_request * r.block_bytes), Gib(r.kv_budget_bytes),
@@ -91,18 +96,22 @@ std::vector<std::string> Sglang(const ModelSpec& m, const CapacityResult& r) {
 }
 
 std::vector<std::string> Trtllm(const CapacityResult& r) {
-  return {fmt::format("[TensorRT-LLM][INFO] Number of blocks in KV cache primary pool: {}", r.num_blocks),
+  return {fmt::format("[TensorRT-LLM][INFO] Number of blocks in KV cache primary pool: {}",
+                      r.num_blocks),
           fmt::format("[TensorRT-LLM][INFO] Allocate {} bytes for k/v cache.", r.kv_used_bytes),
           fmt::format("[TensorRT-LLM][INFO] Using {} tokens in paged KV cache.", r.max_tokens)};
 }
 
-std::vector<std::string> LlamaCpp(const ModelSpec& m, const CapacityResult& r, const CacheDtype& dtype) {
+std::vector<std::string> LlamaCpp(const ModelSpec& m, const CapacityResult& r,
+                                  const CacheDtype& dtype) {
   // src/llama-kv-cache.cpp: "%s: size = %7.2f MiB (%6u cells, %3d layers, %2u/%u seqs),
   // K (%s): %7.2f MiB, V (%s): %7.2f MiB"; iswa builds two caches.
   const StageCapacity& t = r.stages[r.tightest_stage];
   const std::string type = GgmlName(dtype.name);
   const uint64_t np = r.config.n_parallel;
-  struct Part { uint64_t cells = 0, layers = 0, k = 0, v = 0; };
+  struct Part {
+    uint64_t cells = 0, layers = 0, k = 0, v = 0;
+  };
   Part full, swa;
   for (const GroupCost& g : t.kv.groups) {
     if (g.per_token_bytes == 0) continue;
@@ -110,22 +119,27 @@ std::vector<std::string> LlamaCpp(const ModelSpec& m, const CapacityResult& r, c
     Part& p = windowed ? swa : full;
     p.cells = windowed ? r.swa_cells : r.cells;
     p.layers += g.layers;
-    const uint64_t kb = g.kind == LayerKind::kMla ? g.per_token_bytes : g.kv_heads * dtype.VectorBytes(g.head_dim) * g.layers;
+    const uint64_t kb = g.kind == LayerKind::kMla
+                            ? g.per_token_bytes
+                            : g.kv_heads * dtype.VectorBytes(g.head_dim) * g.layers;
     p.k += kb * p.cells;
     p.v += (g.per_token_bytes - kb) * p.cells;
   }
   auto line = [&](const char* who, const Part& p) {
-    return fmt::format("{}: size = {:7.2f} MiB ({:6} cells, {:3} layers, {:2}/{} seqs), K ({}): {:7.2f} MiB, "
-                       "V ({}): {:7.2f} MiB", who, Mib(p.k + p.v), p.cells, p.layers, np, np, type,
-                       Mib(p.k), type, Mib(p.v));
+    return fmt::format(
+        "{}: size = {:7.2f} MiB ({:6} cells, {:3} layers, {:2}/{} seqs), K ({}): {:7.2f} MiB, "
+        "V ({}): {:7.2f} MiB",
+        who, Mib(p.k + p.v), p.cells, p.layers, np, np, type, Mib(p.k), type, Mib(p.v));
   };
   std::vector<std::string> out;
   if (swa.layers == 0) {
     out.push_back(line("llama_kv_cache", full));
   } else {
-    out.push_back(fmt::format("llama_kv_cache_iswa: creating non-SWA KV cache, size = {} cells", full.cells));
+    out.push_back(
+        fmt::format("llama_kv_cache_iswa: creating non-SWA KV cache, size = {} cells", full.cells));
     out.push_back(line("llama_kv_cache", full));
-    out.push_back(fmt::format("llama_kv_cache_iswa: creating     SWA KV cache, size = {} cells", swa.cells));
+    out.push_back(
+        fmt::format("llama_kv_cache_iswa: creating     SWA KV cache, size = {} cells", swa.cells));
     out.push_back(line("llama_kv_cache", swa));
   }
   (void)m;
@@ -134,12 +148,17 @@ std::vector<std::string> LlamaCpp(const ModelSpec& m, const CapacityResult& r, c
 
 }  // namespace
 
-std::vector<std::string> EngineLogLines(const ModelSpec& m, const CapacityResult& r, const CacheDtype& dtype) {
+std::vector<std::string> EngineLogLines(const ModelSpec& m, const CapacityResult& r,
+                                        const CacheDtype& dtype) {
   switch (r.config.engine) {
-    case Engine::kVllm: return Vllm(r);
-    case Engine::kSglang: return Sglang(m, r);
-    case Engine::kTrtllm: return Trtllm(r);
-    case Engine::kLlamaCpp: return LlamaCpp(m, r, dtype);
+    case Engine::kVllm:
+      return Vllm(r);
+    case Engine::kSglang:
+      return Sglang(m, r);
+    case Engine::kTrtllm:
+      return Trtllm(r);
+    case Engine::kLlamaCpp:
+      return LlamaCpp(m, r, dtype);
   }
   return {};
 }

@@ -99,12 +99,14 @@ Reserve ModelReserve(const ModelSpec& m, const HardwareSpec& gpu, const EngineCo
   switch (c.engine) {
     case Engine::kVllm:
       r.activation_bytes = forward;
-      r.logits_bytes = CheckedAdd(CheckedMul(CheckedMul(rows, vocab), kSamplerBytesPerLogit), held_hidden);
+      r.logits_bytes =
+          CheckedAdd(CheckedMul(CheckedMul(rows, vocab), kSamplerBytesPerLogit), held_hidden);
       r.non_torch_bytes = kVllmNonTorchBytes;
       // From 0.21 vLLM profiles its graphs and subtracts the estimate
       // (gpu_worker.py determine_available_memory); before, it captured them
       // after sizing the cache: reported, not subtracted.
-      r.cuda_graph_bytes = c.enforce_eager ? 0 : CheckedMul(c.cuda_graph_max_bs, kGraphBytesPerBatch);
+      r.cuda_graph_bytes =
+          c.enforce_eager ? 0 : CheckedMul(c.cuda_graph_max_bs, kGraphBytesPerBatch);
       r.rope_cache_bytes = RopeCacheBytes(m);
       r.total_bytes = std::max(r.activation_bytes, r.logits_bytes) + r.non_torch_bytes +
                       r.rope_cache_bytes + (c.GraphsInBudget() ? r.cuda_graph_bytes : 0);
@@ -115,18 +117,21 @@ Reserve ModelReserve(const ModelSpec& m, const HardwareSpec& gpu, const EngineCo
       // of the static share (scaled by the fraction, see capacity.cpp).
       r.activation_bytes = forward;
       r.logits_bytes = CheckedMul(CheckedMul(r.logits_rows, vocab), kLogitBytes);
-      r.cuda_graph_bytes = c.enforce_eager ? 0 : CheckedMul(c.cuda_graph_max_bs, kGraphBytesPerBatch);
+      r.cuda_graph_bytes =
+          c.enforce_eager ? 0 : CheckedMul(c.cuda_graph_max_bs, kGraphBytesPerBatch);
       r.non_torch_bytes = kCudaContextBytes;
       r.rope_cache_bytes = RopeCacheBytes(m);
-      r.total_bytes = static_cast<uint64_t>(static_cast<double>(kCudaContextBytes) * c.memory_fraction) +
-                      r.rope_cache_bytes;
+      r.total_bytes =
+          static_cast<uint64_t>(static_cast<double>(kCudaContextBytes) * c.memory_fraction) +
+          r.rope_cache_bytes;
       break;
     case Engine::kTrtllm:
       // Everything in use after loading reduces the free memory the fraction applies to.
       r.activation_bytes = forward;
       r.logits_bytes = CheckedMul(CheckedMul(rows, vocab), kLogitBytes);
       r.non_torch_bytes = kCudaContextBytes;
-      r.cuda_graph_bytes = c.enforce_eager ? 0 : CheckedMul(c.cuda_graph_max_bs, kGraphBytesPerBatch);
+      r.cuda_graph_bytes =
+          c.enforce_eager ? 0 : CheckedMul(c.cuda_graph_max_bs, kGraphBytesPerBatch);
       r.total_bytes = r.activation_bytes + r.logits_bytes + r.non_torch_bytes + r.cuda_graph_bytes;
       break;
     case Engine::kLlamaCpp: {

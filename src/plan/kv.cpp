@@ -11,7 +11,8 @@ uint64_t GroupCost::SequenceBytes(uint64_t n) const {
 
 uint64_t KvCost::SequenceBytes(uint64_t n) const {
   uint64_t total = 0;
-  for (const GroupCost& g : groups) total = CheckedAdd(total, g.SequenceBytes(n), "bytes per sequence");
+  for (const GroupCost& g : groups)
+    total = CheckedAdd(total, g.SequenceBytes(n), "bytes per sequence");
   return total;
 }
 
@@ -56,21 +57,24 @@ void CheckKvConfig(const ModelSpec& m, const CacheDtype& dtype, uint64_t tp) {
   for (const LayerGroup& g : m.groups) {
     if (g.kind == LayerKind::kMla) {
       has_mla = true;
-      ValidateHeadDim(dtype, m.mla->LatentDim(), "MLA latent dim (kv_lora_rank + qk_rope_head_dim)");
+      ValidateHeadDim(dtype, m.mla->LatentDim(),
+                      "MLA latent dim (kv_lora_rank + qk_rope_head_dim)");
       continue;
     }
     if (!g.HoldsTokens()) continue;
     if (g.kv_heads >= tp ? g.kv_heads % tp != 0 : tp % g.kv_heads != 0) {
-      Fail("tensor parallel size {} must divide the {} KV heads of {} or be a multiple of them",
-           tp, g.kv_heads, m.name);
+      Fail("tensor parallel size {} must divide the {} KV heads of {} or be a multiple of them", tp,
+           g.kv_heads, m.name);
     }
     ValidateHeadDim(dtype, g.head_dim, "head_dim");
     ValidateHeadDim(dtype, g.v_head_dim, "v_head_dim");
   }
   if (dtype.name == "fp8_ds_mla") {
     if (!has_mla || m.mla->kv_lora_rank != 512 || m.mla->qk_rope_head_dim != 64) {
-      Fail("cache dtype fp8_ds_mla needs an MLA model with kv_lora_rank 512 and "
-           "qk_rope_head_dim 64 ({} is not one)", m.name);
+      Fail(
+          "cache dtype fp8_ds_mla needs an MLA model with kv_lora_rank 512 and "
+          "qk_rope_head_dim 64 ({} is not one)",
+          m.name);
     }
   }
 }

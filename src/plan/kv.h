@@ -2,7 +2,8 @@
 //
 // Per layer group, one token costs
 //   K and V:  kv_heads * (VectorBytes(head_dim) + VectorBytes(v_head_dim))   (full/sliding/chunked)
-//   MLA:      VectorBytes(kv_lora_rank + qk_rope_head_dim)                    (one latent, no factor 2)
+//   MLA:      VectorBytes(kv_lora_rank + qk_rope_head_dim)                    (one latent, no
+//   factor 2)
 // per layer, and a request of n tokens holds min(n, window) tokens in a
 // windowed group. Attention-free layers hold a fixed state per sequence, and
 // KV-sharing layers hold nothing. So one request costs
@@ -33,7 +34,9 @@ struct GroupCost {
   uint64_t fixed_bytes = 0;            // per sequence, independent of length (state layers)
 
   /// Tokens of an n-token request this group keeps: min(n, cap) or n.
-  uint64_t TokensHeld(uint64_t n) const { return cap_tokens != 0 && cap_tokens < n ? cap_tokens : n; }
+  uint64_t TokensHeld(uint64_t n) const {
+    return cap_tokens != 0 && cap_tokens < n ? cap_tokens : n;
+  }
   /// Bytes of an n-token request in this group (checked).
   uint64_t SequenceBytes(uint64_t n) const;
 };
@@ -41,10 +44,10 @@ struct GroupCost {
 /// The affine cost of one request, and everything needed to explain it.
 struct KvCost {
   std::string dtype;
-  uint64_t tp = 1;                  // tensor-parallel ranks the cost is split over
-  std::vector<GroupCost> groups;    // one per model layer group, same order
-  uint64_t per_token_bytes = 0;     // one token in every caching layer (before window caps)
-  uint64_t fixed_bytes = 0;         // per sequence
+  uint64_t tp = 1;                // tensor-parallel ranks the cost is split over
+  std::vector<GroupCost> groups;  // one per model layer group, same order
+  uint64_t per_token_bytes = 0;   // one token in every caching layer (before window caps)
+  uint64_t fixed_bytes = 0;       // per sequence
 
   /// Bytes one request of n tokens holds: fixed + sum of per-token bytes * min(n, cap).
   uint64_t SequenceBytes(uint64_t n) const;

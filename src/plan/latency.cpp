@@ -160,8 +160,9 @@ ModelCost ComputeModelCost(const ModelSpec& model, const CacheDtype& dtype,
   c.attention_dtype = AttentionDtype(format.name);
 
   const ModelTensors tensors = BuildModelTensors(model);
-  const bool lm_head = std::any_of(tensors.model.begin(), tensors.model.end(),
-                                   [](const WeightTensor& w) { return w.part == TensorPart::kLmHead; });
+  const bool lm_head =
+      std::any_of(tensors.model.begin(), tensors.model.end(),
+                  [](const WeightTensor& w) { return w.part == TensorPart::kLmHead; });
   double params = 0, lookup_params = 0, expert_params = 0;
   for (const WeightTensor& w : tensors.model) {
     params += static_cast<double>(w.Params());
@@ -181,18 +182,31 @@ ModelCost ComputeModelCost(const ModelSpec& model, const CacheDtype& dtype,
       }
     }
   }
-  const uint64_t all = StageWeightBytes(tensors, format, tp, 0, tensors.layers.size(), true, true);
+  uint64_t all = StageWeightBytes(tensors, format, tp, 0, tensors.layers.size(), true, true);
+  c.weights_from = WeightBytesSource(model, tensors, format);
+  // The checkpoint's exact bytes, where they apply, spread as the architecture spreads them.
+  const uint64_t arch = UsesCheckpointBytes(model, format) ? ModelWeightBytes(tensors, format) : 0;
+  const auto exact = [&](uint64_t b) {
+    return arch != 0 ? ScaleToCheckpoint(b, arch, model.checkpoint_bytes) : b;
+  };
+  all = exact(all);
+  c.lookup_weight_bytes = std::min(all, exact(c.lookup_weight_bytes));
+  c.expert_weight_bytes = std::min(all - c.lookup_weight_bytes, exact(c.expert_weight_bytes));
   c.dense_weight_bytes = all - c.lookup_weight_bytes - c.expert_weight_bytes;
   if (model.moe && model.moe->experts != 0) {
     c.experts = model.moe->experts;
     c.experts_per_token = model.moe->experts_per_token;
   }
-  const double used = c.experts != 0 ? static_cast<double>(c.experts_per_token) /
-                                           static_cast<double>(c.experts)
-                                     : 1.0;
+  const double used =
+      c.experts != 0 ? static_cast<double>(c.experts_per_token) / static_cast<double>(c.experts)
+                     : 1.0;
   c.active_params = params - lookup_params - expert_params * (1.0 - used);
   if (tensors.from_architecture) {
     c.weight_passes = BuildWeightPasses(tensors, format, tp, lm_head);
+    for (ModelCost::WeightPass& p : c.weight_passes) {
+      p.bytes = exact(p.bytes);
+      p.total = exact(p.total);
+    }
   }
   return c;
 }
@@ -327,7 +341,9 @@ std::vector<uint64_t> WeightPassBytes(const ModelCost& cost, uint64_t weight_byt
   return out;
 }
 
-const char* BoundName(Bound b) { return b == Bound::kCompute ? "compute" : "bandwidth"; }
+const char* BoundName(Bound b) {
+  return b == Bound::kCompute ? "compute" : "bandwidth";
+}
 
 double PeakFlopsFor(const HardwareSpec& hw, const std::string& compute_dtype) {
   double peak = hw.PeakFlops(compute_dtype);
@@ -403,7 +419,8 @@ StepEstimate Finish(StepEstimate e, const ModelCost& cost, double weight_flops,
   e.compute_s = e.weights.compute_s + e.attention.compute_s;
   e.seconds = e.weights.seconds + e.attention.seconds;
   e.bound = e.compute_s > e.memory_s ? Bound::kCompute : Bound::kBandwidth;
-  e.bandwidth_gbps = e.memory_s > 0 ? static_cast<double>(e.weight_bytes + e.kv_bytes) / (e.memory_s * 1e9) : 0;
+  e.bandwidth_gbps =
+      e.memory_s > 0 ? static_cast<double>(e.weight_bytes + e.kv_bytes) / (e.memory_s * 1e9) : 0;
   return e;
 }
 

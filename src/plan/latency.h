@@ -59,17 +59,21 @@ struct ModelCost {
   uint64_t lookup_weight_bytes = 0;  // embedding / position tables: a step reads B rows only
   uint64_t experts = 0;              // routed experts per MoE layer (0: dense model)
   uint64_t experts_per_token = 0;
-  double active_params = 0;          // matmul parameters one token uses, whole model
+  double active_params = 0;                  // matmul parameters one token uses, whole model
   double attention_flops_per_token_ctx = 0;  // per rank: FLOPs of one query per cached token
                                              // over all full-attention layers
-  struct WindowedGroup { uint64_t window; double flops_per_token_ctx; };
+  struct WindowedGroup {
+    uint64_t window;
+    double flops_per_token_ctx;
+  };
   std::vector<WindowedGroup> windowed;  // sliding/chunked groups, per rank
-  KvCost kv;                         // per rank
-  std::string weight_dtype;          // the weight format's name
-  std::string weight_format;         // its label, e.g. "mxfp4 (experts only)"
-  std::string compute_dtype;         // the FLOPs key the weight matmuls' peak is wanted from
-  std::string attention_dtype;       // the FLOPs key attention's peak is wanted from: the
-                                     // activations' 16-bit type (fp32 for fp32 weights)
+  KvCost kv;                            // per rank
+  std::string weight_dtype;             // the weight format's name
+  std::string weight_format;            // its label, e.g. "mxfp4 (experts only)"
+  std::string weights_from;             // where the weight bytes come from (WeightBytesSource)
+  std::string compute_dtype;            // the FLOPs key the weight matmuls' peak is wanted from
+  std::string attention_dtype;          // the FLOPs key attention's peak is wanted from: the
+                                        // activations' 16-bit type (fp32 for fp32 weights)
   /// The weight matrices a step reads, one pass (one GEMV) each, by size:
   /// what the weights curve is read at. Empty when only `params` is known
   /// (no architecture): then one pass per layer of a layer's share.
@@ -137,30 +141,30 @@ const char* BoundName(Bound b);
 /// One phase of a step (the weight matmuls, or attention over the cache) on
 /// its roofline.
 struct PhaseEstimate {
-  uint64_t bytes = 0;           // read per step per rank
-  double flops = 0;             // per rank
-  uint64_t pass_bytes = 0;      // attention: one layer's pass, where the curve is read;
-                                // weights: the largest matrix (WeightPassBytes has them all)
-  double bandwidth_gbps = 0;    // bytes / memory_s: attention, the curve at pass_bytes;
-                                // weights, the passes' harmonic mean by bytes
+  uint64_t bytes = 0;         // read per step per rank
+  double flops = 0;           // per rank
+  uint64_t pass_bytes = 0;    // attention: one layer's pass, where the curve is read;
+                              // weights: the largest matrix (WeightPassBytes has them all)
+  double bandwidth_gbps = 0;  // bytes / memory_s: attention, the curve at pass_bytes;
+                              // weights, the passes' harmonic mean by bytes
   double memory_s = 0;
   double compute_s = 0;
-  double seconds = 0;           // max(memory_s, compute_s)
+  double seconds = 0;  // max(memory_s, compute_s)
   Bound bound = Bound::kBandwidth;
 };
 
 struct StepEstimate {
-  uint64_t weight_bytes = 0;  // read per step per rank
-  uint64_t kv_bytes = 0;      // read per step per rank (prefill: written)
-  double flops = 0;           // per rank
-  double bandwidth_gbps = 0;  // effective: (weight_bytes + kv_bytes) / memory_s
-  double peak_flops = 0;      // dense peak the weight matmuls run at, per rank
+  uint64_t weight_bytes = 0;        // read per step per rank
+  uint64_t kv_bytes = 0;            // read per step per rank (prefill: written)
+  double flops = 0;                 // per rank
+  double bandwidth_gbps = 0;        // effective: (weight_bytes + kv_bytes) / memory_s
+  double peak_flops = 0;            // dense peak the weight matmuls run at, per rank
   double attention_peak_flops = 0;  // dense peak attention runs at (16-bit), per rank
-  PhaseEstimate weights;      // weight matmuls (prefill: the linear part)
-  PhaseEstimate attention;    // attention over the cache (prefill: the quadratic part)
-  double memory_s = 0;        // weights.memory_s + attention.memory_s
-  double compute_s = 0;       // weights.compute_s + attention.compute_s
-  double seconds = 0;         // weights.seconds + attention.seconds
+  PhaseEstimate weights;            // weight matmuls (prefill: the linear part)
+  PhaseEstimate attention;          // attention over the cache (prefill: the quadratic part)
+  double memory_s = 0;              // weights.memory_s + attention.memory_s
+  double compute_s = 0;             // weights.compute_s + attention.compute_s
+  double seconds = 0;               // weights.seconds + attention.seconds
   Bound bound = Bound::kBandwidth;  // compute when compute_s > memory_s
 };
 

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "plan/kv.h"
-#include "plan/request_mix.h"
+#include "spec/request_mix.h"
 
 namespace kvplan {
 

@@ -17,8 +17,8 @@ namespace {
 // multiple of 64 (DEFAULT_VOCAB_PADDING_SIZE) before splitting it over ranks.
 constexpr uint64_t kVocabPadding = 64;
 
-WeightTensor Linear(TensorPart part, std::string_view name, uint64_t rows, uint64_t cols, TpSplit split,
-                    uint64_t copies = 1) {
+WeightTensor Linear(TensorPart part, std::string_view name, uint64_t rows, uint64_t cols,
+                    TpSplit split, uint64_t copies = 1) {
   WeightTensor t;
   t.part = part;
   t.name = name;
@@ -48,7 +48,9 @@ uint64_t NormParams(const ModelSpec& m, uint64_t width) {
 
 // GPT-2 style models learn absolute position embeddings (wpe); the others
 // in the catalog use rotary or no positions.
-bool LearnedPositions(const ModelSpec& m) { return m.architecture.rfind("GPT2", 0) == 0; }
+bool LearnedPositions(const ModelSpec& m) {
+  return m.architecture.rfind("GPT2", 0) == 0;
+}
 
 // Qwen2 puts biases on q/k/v only; gpt-oss and GPT-2 on o_proj too.
 bool OutputProjectionBias(const ModelSpec& m) {
@@ -57,14 +59,18 @@ bool OutputProjectionBias(const ModelSpec& m) {
 
 // A plain (2-matrix) MLP in a model with biases carries them (GPT-2);
 // gpt-oss experts carry biases too.
-bool MlpBias(const ModelSpec& m) { return m.attention_bias && (m.mlp == "plain" || m.moe); }
+bool MlpBias(const ModelSpec& m) {
+  return m.attention_bias && (m.mlp == "plain" || m.moe);
+}
 
 bool ArchStarts(const ModelSpec& m, std::string_view prefix) {
   return m.architecture.rfind(prefix, 0) == 0;
 }
 
 // Per-head RMS norms on q and k (Qwen3, Gemma 3).
-bool QkNorm(const ModelSpec& m) { return ArchStarts(m, "Qwen3") || ArchStarts(m, "Gemma3"); }
+bool QkNorm(const ModelSpec& m) {
+  return ArchStarts(m, "Qwen3") || ArchStarts(m, "Gemma3");
+}
 
 // Gemma 2/3 norm before and after both the attention and the MLP.
 uint64_t NormsPerLayer(const ModelSpec& m) {
@@ -78,20 +84,25 @@ void AddAttention(const ModelSpec& m, const LayerGroup& g, std::vector<WeightTen
     const uint64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
     if (a.q_lora_rank != 0) {
       // Down-projections are ReplicatedLinear in vLLM's DeepseekV2 attention.
-      out.push_back(Linear(TensorPart::kAttention, "q_a_proj", a.q_lora_rank, h, TpSplit::kReplicated));
-      out.push_back(Vector(TensorPart::kNorm, "q_a_layernorm", a.q_lora_rank, TpSplit::kReplicated));
+      out.push_back(
+          Linear(TensorPart::kAttention, "q_a_proj", a.q_lora_rank, h, TpSplit::kReplicated));
+      out.push_back(
+          Vector(TensorPart::kNorm, "q_a_layernorm", a.q_lora_rank, TpSplit::kReplicated));
       out.push_back(Linear(TensorPart::kAttention, "q_b_proj", m.query_heads * qk, a.q_lora_rank,
                            TpSplit::kColumn));
     } else {
-      out.push_back(Linear(TensorPart::kAttention, "q_proj", m.query_heads * qk, h, TpSplit::kColumn));
+      out.push_back(
+          Linear(TensorPart::kAttention, "q_proj", m.query_heads * qk, h, TpSplit::kColumn));
     }
     out.push_back(Linear(TensorPart::kAttention, "kv_a_proj_with_mqa",
                          a.kv_lora_rank + a.qk_rope_head_dim, h, TpSplit::kReplicated));
-    out.push_back(Vector(TensorPart::kNorm, "kv_a_layernorm", a.kv_lora_rank, TpSplit::kReplicated));
+    out.push_back(
+        Vector(TensorPart::kNorm, "kv_a_layernorm", a.kv_lora_rank, TpSplit::kReplicated));
     out.push_back(Linear(TensorPart::kAttention, "kv_b_proj",
                          m.query_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank,
                          TpSplit::kColumn));
-    out.push_back(Linear(TensorPart::kAttention, "o_proj", h, m.query_heads * a.v_head_dim, TpSplit::kRow));
+    out.push_back(
+        Linear(TensorPart::kAttention, "o_proj", h, m.query_heads * a.v_head_dim, TpSplit::kRow));
     return;
   }
   const uint64_t kv = g.kv_heads != 0 ? g.kv_heads : m.kv_heads;
@@ -105,7 +116,8 @@ void AddAttention(const ModelSpec& m, const LayerGroup& g, std::vector<WeightTen
   out.push_back(k);
   out.push_back(v);
   out.push_back(Linear(TensorPart::kAttention, "o_proj", h, m.query_heads * vd, TpSplit::kRow));
-  if (QkNorm(m)) out.push_back(Vector(TensorPart::kNorm, "q_norm+k_norm", 2 * d, TpSplit::kReplicated));
+  if (QkNorm(m))
+    out.push_back(Vector(TensorPart::kNorm, "q_norm+k_norm", 2 * d, TpSplit::kReplicated));
   // gpt-oss: one learned attention-sink logit per query head.
   if (ArchStarts(m, "GptOss")) {
     out.push_back(Vector(TensorPart::kAttention, "sinks", m.query_heads, TpSplit::kColumn));
@@ -124,8 +136,8 @@ void AddAttention(const ModelSpec& m, const LayerGroup& g, std::vector<WeightTen
   }
 }
 
-void AddMlp(const ModelSpec& m, TensorPart part, uint64_t width,
-            uint64_t copies, std::vector<WeightTensor>& out) {
+void AddMlp(const ModelSpec& m, TensorPart part, uint64_t width, uint64_t copies,
+            std::vector<WeightTensor>& out) {
   const uint64_t h = m.hidden_size;
   const uint64_t up_rows = m.mlp == "gated" ? 2 * width : width;  // gate + up, or up
   WeightTensor gate_up = Linear(part, "gate_up_proj", up_rows, h, TpSplit::kColumn, copies);
@@ -133,7 +145,8 @@ void AddMlp(const ModelSpec& m, TensorPart part, uint64_t width,
   out.push_back(gate_up);
   out.push_back(Linear(part, "down_proj", h, width, TpSplit::kRow, copies));
   if (MlpBias(m)) {
-    out.push_back(Vector(TensorPart::kBias, "gate_up_proj.bias", up_rows, TpSplit::kColumn, copies));
+    out.push_back(
+        Vector(TensorPart::kBias, "gate_up_proj.bias", up_rows, TpSplit::kColumn, copies));
     out.push_back(Vector(TensorPart::kBias, "down_proj.bias", h, TpSplit::kReplicated, copies));
   }
 }
@@ -156,7 +169,8 @@ void AddMamba(const ModelSpec& m, std::vector<WeightTensor>& out) {
   out.push_back(in_proj);
   out.push_back(Vector(TensorPart::kMamba, "conv1d.weight", inner * s.d_conv, TpSplit::kColumn));
   out.push_back(Vector(TensorPart::kMamba, "conv1d.bias", inner, TpSplit::kColumn));
-  out.push_back(Linear(TensorPart::kMamba, "x_proj", dt_rank + 2 * s.d_state, inner, TpSplit::kRow));
+  out.push_back(
+      Linear(TensorPart::kMamba, "x_proj", dt_rank + 2 * s.d_state, inner, TpSplit::kRow));
   out.push_back(Linear(TensorPart::kMamba, "dt_proj", inner, dt_rank, TpSplit::kColumn));
   out.push_back(Vector(TensorPart::kMamba, "dt_proj.bias", inner, TpSplit::kColumn));
   out.push_back(Vector(TensorPart::kMamba, "A_log", inner * s.d_state, TpSplit::kColumn));
@@ -181,120 +195,19 @@ uint64_t Bits(const WeightTensor& t, const WeightFormat& f, uint64_t rows, uint6
         bits, CheckedMul(CheckedMul(CeilDiv(rows, f.block_edge), CeilDiv(cols, f.block_edge)),
                          f.block_scale_bits, "weight scale bits"));
   }
+  if (f.group2_elems != 0) {
+    bits = CheckedAdd(bits, CheckedMul(CheckedMul(rows, CeilDiv(cols, f.group2_elems)),
+                                       f.group2_bits, "weight scale bits"));
+  }
+  // A checkpoint stores fused matrices (gate + up) apart, each with its own
+  // g_idx and, in the named layouts, its own per-matrix scales and shape.
+  bits = CheckedAdd(bits, CheckedMul(CheckedMul(cols, f.col_bits), t.fused, "weight index bits"));
   bits = CheckedAdd(bits, CheckedMul(rows, f.row_scale_bytes * 8, "weight scale bits"));
-  return CheckedAdd(bits, f.tensor_scale_bytes * 8, "weight bits");
+  const uint64_t matrices = f.scheme.empty() ? 1 : t.fused;
+  return CheckedAdd(bits, CheckedMul(f.tensor_scale_bytes * 8, matrices), "weight bits");
 }
 
 }  // namespace
-
-namespace {
-
-WeightFormat Format(std::string name, uint64_t bits, uint64_t group_elems,
-                    uint64_t group_scale_bits, uint64_t row_scale_bytes,
-                    uint64_t tensor_scale_bytes, uint64_t dense_bytes) {
-  WeightFormat f;
-  f.name = std::move(name);
-  f.bits = bits;
-  f.group_elems = group_elems;
-  f.group_scale_bits = group_scale_bits;
-  f.row_scale_bytes = row_scale_bytes;
-  f.tensor_scale_bytes = tensor_scale_bytes;
-  f.dense_bytes = dense_bytes;
-  return f;
-}
-
-}  // namespace
-
-WeightFormat FindWeightFormat(std::string_view name, uint64_t group_size) {
-  if (group_size == 0) group_size = 128;
-  WeightFormat f;
-  if (name == "fp32" || name == "float32" || name == "float") {
-    f = Format("fp32", 32, 0, 0, 0, 0, 4);
-  } else if (name == "fp16" || name == "float16" || name == "half") {
-    f = Format("fp16", 16, 0, 0, 0, 0, 2);
-  } else if (name == "bf16" || name == "bfloat16") {
-    f = Format("bf16", 16, 0, 0, 0, 0, 2);
-  } else if (name == "fp8" || name == "fp8_e4m3") {
-    f = Format("fp8", 8, 0, 0, 0, 4, 2);  // one fp32 scale per tensor
-  } else if (name == "int8" || name == "w8a8") {
-    f = Format("int8", 8, 0, 0, 4, 0,
-               2);  // fp32 scale per output channel (compressed-tensors w8a8)
-  } else if (name == "int4" || name == "awq" || name == "gptq" || name == "w4a16") {
-    f = Format("int4", 4, group_size, 16 + 4, 0, 0, 2);  // fp16 scale + 4-bit zero per group
-  } else if (name == "nvfp4") {
-    f = Format("nvfp4", 4, 16, 8, 0, 4, 2);  // fp8 scale per 16, fp32 global scale
-  } else if (name == "mxfp4") {
-    f = Format("mxfp4", 4, 32, 8, 0, 0, 2);  // e8m0 scale per 32
-  } else {
-    Fail("unknown weight dtype '{}' (known: fp32, fp16, bf16, fp8, int8, int4, nvfp4, mxfp4)", name);
-  }
-  return f;
-}
-
-bool WeightFormat::Quantizes(TensorPart part) const {
-  return parts.empty() || std::find(parts.begin(), parts.end(), part) != parts.end();
-}
-
-WeightFormat CheckpointWeightFormat(const QuantSpec& q) {
-  WeightFormat f = FindWeightFormat(q.format, q.group_size != 0 ? q.group_size : 128);
-  if (q.block != 0) {
-    f.tensor_scale_bytes = 0;  // block scales replace the tensor's one (vLLM weight_scale_inv)
-    f.block_edge = q.block;
-    f.block_scale_bits = 32;
-  }
-  for (const std::string& name : q.parts) {
-    static const std::array<std::pair<std::string_view, TensorPart>, 5> kParts = {{
-        {"attention", TensorPart::kAttention},
-        {"mlp", TensorPart::kMlp},
-        {"experts", TensorPart::kExperts},
-        {"shared_experts", TensorPart::kSharedExperts},
-        {"mamba", TensorPart::kMamba},
-    }};
-    const auto it =
-        std::find_if(kParts.begin(), kParts.end(), [&](const auto& p) { return p.first == name; });
-    if (it == kParts.end()) Fail("quantization parts: unknown part '{}'", name);
-    f.parts.push_back(it->second);
-  }
-  return f;
-}
-
-WeightFormat ModelWeightFormat(const ModelSpec& m, std::string_view override_dtype,
-                               uint64_t group_size) {
-  if (!override_dtype.empty()) {
-    WeightFormat f = FindWeightFormat(override_dtype, group_size);
-    if (m.quantization && f.name == m.quantization->format) {
-      return CheckpointWeightFormat(*m.quantization);
-    }
-    return f;
-  }
-  if (m.quantization) return CheckpointWeightFormat(*m.quantization);
-  return FindWeightFormat(m.weight_dtype, group_size);
-}
-
-std::string WeightFormatLabel(const WeightFormat& f) {
-  std::vector<std::string> notes;
-  if (f.block_edge != 0) notes.push_back(fmt::format("{0}x{0} blocks", f.block_edge));
-  if (f.name == "int4" && f.group_elems != 128) {
-    notes.push_back(fmt::format("groups of {}", f.group_elems));
-  }
-  if (!f.parts.empty()) {
-    std::string parts;
-    for (TensorPart p : f.parts) {
-      if (!parts.empty()) parts += ", ";
-      parts += TensorPartName(p);
-    }
-    notes.push_back(parts + " only");  // the rest in 16 bits
-  }
-  if (notes.empty()) return f.name;
-  return fmt::format("{} ({})", f.name, fmt::join(notes, "; "));
-}
-
-std::string_view TensorPartName(TensorPart part) {
-  static constexpr std::array<std::string_view, 12> kNames = {
-      "embedding", "positions", "lm_head", "final_norm", "attention", "mlp",
-      "experts",   "shared_experts", "router", "mamba", "norms", "biases"};
-  return kNames[static_cast<size_t>(part)];
-}
 
 ModelTensors BuildModelTensors(const ModelSpec& m) {
   ModelTensors t;
@@ -386,13 +299,20 @@ std::vector<std::pair<TensorPart, uint64_t>> ParamsByPart(const ModelTensors& t)
 uint64_t TensorBytes(const WeightTensor& t, const WeightFormat& f, uint64_t tp) {
   uint64_t rows = t.rows, cols = t.cols;
   switch (t.split) {
-    case TpSplit::kColumn: rows = CeilDiv(rows, tp); break;
-    case TpSplit::kRow: cols = CeilDiv(cols, tp); break;
+    case TpSplit::kColumn:
+      rows = CeilDiv(rows, tp);
+      break;
+    case TpSplit::kRow:
+      cols = CeilDiv(cols, tp);
+      break;
     case TpSplit::kKvHeads:
       rows = t.rows / t.kv_heads * KvHeadsPerRank(t.kv_heads, tp);
       break;
-    case TpSplit::kVocab: rows = CeilDiv(RoundUp(rows, kVocabPadding), tp); break;
-    case TpSplit::kReplicated: break;
+    case TpSplit::kVocab:
+      rows = CeilDiv(RoundUp(rows, kVocabPadding), tp);
+      break;
+    case TpSplit::kReplicated:
+      break;
   }
   const uint64_t bits = Bits(t, f, rows, cols);
   return CheckedMul(CeilDiv(bits, 8), t.copies, "weight bytes");
@@ -407,17 +327,23 @@ uint64_t StageWeightBytes(const ModelTensors& t, const WeightFormat& f, uint64_t
     switch (w.part) {
       case TensorPart::kEmbedding:
         // A tied lm_head reuses the embedding: the last stage needs it too.
-        here = first_stage || (last_stage && !std::any_of(t.model.begin(), t.model.end(), [](const WeightTensor& x) {
-                                 return x.part == TensorPart::kLmHead;
-                               }));
+        here = first_stage || (last_stage && !std::any_of(t.model.begin(), t.model.end(),
+                                                          [](const WeightTensor& x) {
+                                                            return x.part == TensorPart::kLmHead;
+                                                          }));
         break;
-      case TensorPart::kPositions: here = first_stage; break;
-      default: here = last_stage; break;
+      case TensorPart::kPositions:
+        here = first_stage;
+        break;
+      default:
+        here = last_stage;
+        break;
     }
     if (here) bytes = CheckedAdd(bytes, TensorBytes(w, f, tp), "weight bytes");
   }
   for (uint64_t i = first_layer; i < first_layer + layers && i < t.layers.size(); ++i) {
-    for (const WeightTensor& w : t.layers[i]) bytes = CheckedAdd(bytes, TensorBytes(w, f, tp), "weight bytes");
+    for (const WeightTensor& w : t.layers[i])
+      bytes = CheckedAdd(bytes, TensorBytes(w, f, tp), "weight bytes");
   }
   return bytes;
 }
@@ -458,9 +384,38 @@ uint64_t ModelWeightBytes(const ModelTensors& t, const WeightFormat& f) {
   return StageWeightBytes(t, f, 1, 0, t.layers.size(), true, true);
 }
 
+bool UsesCheckpointBytes(const ModelSpec& m, const WeightFormat& f) {
+  if (m.checkpoint_bytes == 0) return false;
+  if (!f.unmodelled.empty()) return true;
+  try {
+    return SameLayout(f, ModelWeightFormat(m, ""));
+  } catch (const Error&) {
+    return false;  // a dtype kvplan has no format for: the checkpoint's own bytes are not
+                   // comparable
+  }
+}
+
+uint64_t ScaleToCheckpoint(uint64_t bytes, uint64_t arch_total, uint64_t checkpoint_bytes) {
+  if (arch_total == 0) return bytes;
+  __extension__ using U128 = unsigned __int128;  // bytes x checkpoint needs 128 bits
+  const U128 scaled = (static_cast<U128>(bytes) * checkpoint_bytes + arch_total / 2) / arch_total;
+  if (scaled > UINT64_MAX) {
+    Fail("overflow: weight bytes {} x {} / {} do not fit in 64 bits", bytes, checkpoint_bytes,
+         arch_total);
+  }
+  return static_cast<uint64_t>(scaled);
+}
+
+std::string WeightBytesSource(const ModelSpec& m, const ModelTensors& t, const WeightFormat& f) {
+  if (UsesCheckpointBytes(m, f)) return "exact: " + m.checkpoint_bytes_from;
+  return t.from_architecture ? "counted from the architecture"
+                             : "estimated from the parameter count";
+}
+
 uint64_t WeightBytesFromParams(uint64_t params, const WeightFormat& f) {
   uint64_t bits = CheckedMul(params, f.bits, "weight bits");
-  if (f.group_elems != 0) bits = CheckedAdd(bits, CeilDiv(params, f.group_elems) * f.group_scale_bits);
+  if (f.group_elems != 0)
+    bits = CheckedAdd(bits, CeilDiv(params, f.group_elems) * f.group_scale_bits);
   return CeilDiv(bits, 8);
 }
 

@@ -142,8 +142,7 @@ std::string PadLeft(const std::string& s, size_t width) {
 
 }  // namespace
 
-std::string RenderTerminalChart(const Chart& chart, int width, int height) {
-  std::vector<double> xs, ys;
+void PlottablePoints(const Chart& chart, std::vector<double>& xs, std::vector<double>& ys) {
   for (const ChartSeries& s : chart.series) {
     for (const ChartPoint& p : s.points) {
       if (!Plottable(chart.x, p.x) || !Plottable(chart.y, p.y)) continue;
@@ -151,6 +150,11 @@ std::string RenderTerminalChart(const Chart& chart, int width, int height) {
       ys.push_back(p.y);
     }
   }
+}
+
+std::string RenderTerminalChart(const Chart& chart, int width, int height) {
+  std::vector<double> xs, ys;
+  PlottablePoints(chart, xs, ys);
   AxisScale sx = FitAxis(chart.x, xs), sy = FitAxis(chart.y, ys);
   BrailleCanvas canvas(width, height);
   // Clamped: a tick a rounding error past the axis end must not index past the grid.
@@ -159,8 +163,8 @@ std::string RenderTerminalChart(const Chart& chart, int width, int height) {
                       canvas.DotsX() - 1);
   };
   auto dot_y = [&](double v) {
-    return std::clamp(static_cast<int>(std::lround((1 - sy.Position(v)) * (canvas.DotsY() - 1))),
-                      0, canvas.DotsY() - 1);
+    return std::clamp(static_cast<int>(std::lround((1 - sy.Position(v)) * (canvas.DotsY() - 1))), 0,
+                      canvas.DotsY() - 1);
   };
   // Markers override the braille cell they land in: (cell x, cell y) -> marker.
   std::vector<std::string> marks(static_cast<size_t>(width * height));

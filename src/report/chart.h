@@ -55,6 +55,10 @@ std::string TickLabel(double value, AxisLabels labels);
 /// True when a log axis can place `v` (v > 0) or the axis is linear.
 bool Plottable(const ChartAxis& axis, double v);
 
+/// The x and y of every point of every series that the axes can plot,
+/// appended to `xs` and `ys`.
+void PlottablePoints(const Chart& chart, std::vector<double>& xs, std::vector<double>& ys);
+
 /// The chart drawn with Unicode braille dots (each character 2 x 4 dots),
 /// series marked with distinct symbols, y labels on the left, x labels below,
 /// a legend and the title; `width` x `height` characters of plot area.

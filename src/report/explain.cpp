@@ -11,11 +11,14 @@
 namespace kvplan {
 namespace {
 
-std::string B(uint64_t bytes) { return WithCommas(bytes) + " B"; }
+std::string B(uint64_t bytes) {
+  return WithCommas(bytes) + " B";
+}
 
 // "2 bytes" or "34 B per 32-element block" — how the dtype's bytes read.
 std::string ElementBytes(const CacheDtype& d) {
-  if (d.PlainBytes()) return fmt::format("{} byte{}", d.PlainBytes(), d.PlainBytes() == 1 ? "" : "s");
+  if (d.PlainBytes())
+    return fmt::format("{} byte{}", d.PlainBytes(), d.PlainBytes() == 1 ? "" : "s");
   if (d.IsBlock()) return fmt::format("({} B per {} elements)", d.block_bytes, d.block_elems);
   return fmt::format("{} byte{} + {} B scale per vector", d.block_bytes,
                      d.block_bytes == 1 ? "" : "s", d.vector_extra);
@@ -27,93 +30,91 @@ std::string VectorTerm(const CacheDtype& d, uint64_t dims) {
   return fmt::format("{} dims {} = {} B", dims, ElementBytes(d), d.VectorBytes(dims));
 }
 
-std::string Ratio(double r) { return fmt::format("{:.1f}x", r); }
+std::string Ratio(double r) {
+  return fmt::format("{:.1f}x", r);
+}
 
-}  // namespace
-
-std::string ExplainSize(const ModelSpec& m, const CacheDtype& dtype, const KvCost& cost,
-                        uint64_t n, uint64_t batch, const KvCost& rank) {
+// One layer group's bytes per token and per sequence, spelled out.
+std::string GroupLines(const ModelSpec& m, const CacheDtype& dtype, const GroupCost& g,
+                       const LayerGroup& lg, const std::string& label, uint64_t n) {
   std::string out;
-  out += fmt::format("How big is the KV cache of {} ({}), {} cache, {} tokens, batch {}?\n\n",
-                     m.name, m.AttentionKind(), dtype.name, FormatTokens(n), batch);
-  out += "Every layer keeps, for each cached token, one key and one value vector per KV head\n"
-         "(the query is never cached: only the new token's query is ever needed).\n\n";
-
-  uint64_t seq = cost.SequenceBytes(n);
-  for (size_t i = 0; i < cost.groups.size(); ++i) {
-    const GroupCost& g = cost.groups[i];
-    const LayerGroup& lg = m.groups[i];
-    std::string label = cost.groups.size() > 1
-                            ? fmt::format("{} layers ({})", g.layers, LayerKindName(g.kind))
-                            : fmt::format("{} layers", g.layers);
-    switch (g.kind) {
-      case LayerKind::kFull:
-      case LayerKind::kSliding:
-      case LayerKind::kChunked: {
-        std::string kv = g.head_dim == g.v_head_dim
-                             ? fmt::format("2 (K and V) x {} KV heads x {}", g.kv_heads,
-                                           VectorTerm(dtype, g.head_dim))
-                             : fmt::format("{} KV heads x (K {} + V {})", g.kv_heads,
-                                           VectorTerm(dtype, g.head_dim),
-                                           VectorTerm(dtype, g.v_head_dim));
-        out += fmt::format("  {}: {} = {} per token per layer\n", label, kv,
-                           B(g.bytes_per_token_layer));
-        out += fmt::format("    x {} layers = {} per token\n", g.layers, B(g.per_token_bytes));
-        if (g.kind == LayerKind::kFull) {
-          out += fmt::format("    x {} tokens = {}\n", WithCommas(n), B(g.SequenceBytes(n)));
-        } else {
-          out += fmt::format("    x min({} tokens, {} {}) = {} tokens held = {}\n", WithCommas(n),
-                             g.kind == LayerKind::kSliding ? "window" : "chunk",
-                             WithCommas(lg.window), WithCommas(g.TokensHeld(n)),
-                             B(g.SequenceBytes(n)));
-        }
-        break;
-      }
-      case LayerKind::kMla:
-        out += fmt::format(
-            "  {} (MLA): one latent of kv_lora_rank {} + rope {} = {} per token per layer "
-            "(no factor 2: K and V are both rebuilt from it)\n",
-            label, m.mla->kv_lora_rank, m.mla->qk_rope_head_dim,
-            dtype.name == "fp8_ds_mla"
-                ? fmt::format("656 B (512 fp8 + 4 fp32 scales + 64 bf16 rope)")
-                : VectorTerm(dtype, g.head_dim) + " = " + B(g.bytes_per_token_layer));
-        out += fmt::format("    x {} layers = {} per token\n", g.layers, B(g.per_token_bytes));
+  switch (g.kind) {
+    case LayerKind::kFull:
+    case LayerKind::kSliding:
+    case LayerKind::kChunked: {
+      std::string kv =
+          g.head_dim == g.v_head_dim
+              ? fmt::format("2 (K and V) x {} KV heads x {}", g.kv_heads,
+                            VectorTerm(dtype, g.head_dim))
+              : fmt::format("{} KV heads x (K {} + V {})", g.kv_heads,
+                            VectorTerm(dtype, g.head_dim), VectorTerm(dtype, g.v_head_dim));
+      out +=
+          fmt::format("  {}: {} = {} per token per layer\n", label, kv, B(g.bytes_per_token_layer));
+      out += fmt::format("    x {} layers = {} per token\n", g.layers, B(g.per_token_bytes));
+      if (g.kind == LayerKind::kFull) {
         out += fmt::format("    x {} tokens = {}\n", WithCommas(n), B(g.SequenceBytes(n)));
-        break;
-      case LayerKind::kState:
-        out += fmt::format(
-            "  {} (attention-free): a fixed state of {} per layer per sequence, whatever the "
-            "length = {}\n",
-            label, B(lg.state_bytes), B(g.fixed_bytes));
-        break;
-      case LayerKind::kShared:
-        out += fmt::format("  {} (share another layer's KV): 0 B\n", label);
-        break;
+      } else {
+        out +=
+            fmt::format("    x min({} tokens, {} {}) = {} tokens held = {}\n", WithCommas(n),
+                        g.kind == LayerKind::kSliding ? "window" : "chunk", WithCommas(lg.window),
+                        WithCommas(g.TokensHeld(n)), B(g.SequenceBytes(n)));
+      }
+      break;
     }
+    case LayerKind::kMla:
+      out += fmt::format(
+          "  {} (MLA): one latent of kv_lora_rank {} + rope {} = {} per token per layer "
+          "(no factor 2: K and V are both rebuilt from it)\n",
+          label, m.mla->kv_lora_rank, m.mla->qk_rope_head_dim,
+          dtype.name == "fp8_ds_mla"
+              ? fmt::format("656 B (512 fp8 + 4 fp32 scales + 64 bf16 rope)")
+              : VectorTerm(dtype, g.head_dim) + " = " + B(g.bytes_per_token_layer));
+      out += fmt::format("    x {} layers = {} per token\n", g.layers, B(g.per_token_bytes));
+      out += fmt::format("    x {} tokens = {}\n", WithCommas(n), B(g.SequenceBytes(n)));
+      break;
+    case LayerKind::kState:
+      out += fmt::format(
+          "  {} (attention-free): a fixed state of {} per layer per sequence, whatever the "
+          "length = {}\n",
+          label, B(lg.state_bytes), B(g.fixed_bytes));
+      break;
+    case LayerKind::kShared:
+      out += fmt::format("  {} (share another layer's KV): 0 B\n", label);
+      break;
   }
-  out += "\n";
-  out += fmt::format("  per sequence = {} = {} = {}\n", B(seq), FormatGiB(seq), FormatGB(seq));
-  uint64_t total = cost.TotalBytes(n, batch);
-  out += fmt::format("  total        = {} x {} sequence{} = {} = {} = {}\n", B(seq), batch,
-                     batch == 1 ? "" : "s", B(total), FormatGiB(total), FormatGB(total));
-  out += "  (GiB = 2^30 bytes, what memory tools show; GB = 10^9 bytes, what datasheets print)\n";
+  return out;
+}
 
-  if (rank.tp > 1) {
-    uint64_t rank_total = rank.TotalBytes(n, batch);
-    out += fmt::format("\n  tensor parallel {}: each rank holds {} = {}", rank.tp, B(rank_total),
-                       FormatBoth(rank_total));
-    const GroupCost& g0 = rank.groups.front();
-    if (g0.kind == LayerKind::kMla) {
-      out += " (the MLA latent is not split by heads: every rank keeps all of it)\n";
-    } else if (m.kv_heads < rank.tp) {
-      out += fmt::format(" ({} KV heads over {} ranks: each head is replicated {}x)\n", m.kv_heads,
-                         rank.tp, rank.tp / m.kv_heads);
-    } else {
-      out += fmt::format(" ({} of the {} KV heads each)\n", g0.kv_heads, m.kv_heads);
-    }
+// What one tensor-parallel rank holds, and why the heads split as they do.
+std::string TensorParallelLine(const ModelSpec& m, const KvCost& rank, uint64_t n, uint64_t batch) {
+  std::string out;
+  uint64_t rank_total = rank.TotalBytes(n, batch);
+  out += fmt::format("\n  tensor parallel {}: each rank holds {} = {}", rank.tp, B(rank_total),
+                     FormatBoth(rank_total));
+  const GroupCost& g0 = rank.groups.front();
+  if (g0.kind == LayerKind::kMla) {
+    out += " (the MLA latent is not split by heads: every rank keeps all of it)\n";
+  } else if (m.kv_heads < rank.tp) {
+    out += fmt::format(" ({} KV heads over {} ranks: each head is replicated {}x)\n", m.kv_heads,
+                       rank.tp, rank.tp / m.kv_heads);
+  } else {
+    out += fmt::format(" ({} of the {} KV heads each)\n", g0.kv_heads, m.kv_heads);
   }
+  return out;
+}
 
-  // The mistakes that apply to this model.
+// True when some windowed layer holds fewer than n tokens.
+bool Windowed(const KvCost& cost, uint64_t n) {
+  bool windowed = false;
+  for (const GroupCost& g : cost.groups) {
+    if (g.cap_tokens != 0 && g.cap_tokens < n) windowed = true;
+  }
+  return windowed;
+}
+
+// The sizing mistakes that apply to this model, one line each.
+std::string Mistakes(const ModelSpec& m, const CacheDtype& dtype, const KvCost& cost, uint64_t n,
+                     uint64_t batch, uint64_t seq, uint64_t total) {
   std::string mistakes;
   const GroupCost* attn = nullptr;
   for (const GroupCost& g : cost.groups) {
@@ -128,8 +129,8 @@ std::string ExplainSize(const ModelSpec& m, const CacheDtype& dtype, const KvCos
         "  - query heads instead of KV heads: {} query heads share {} KV heads ({}); sizing with "
         "{} heads would give {} ({}x too much)\n",
         m.query_heads, m.kv_heads, m.AttentionKind(), m.query_heads,
-        FormatBoth(static_cast<uint64_t>(static_cast<double>(seq) * m.query_heads / m.kv_heads *
-                                          batch)),
+        FormatBoth(
+            static_cast<uint64_t>(static_cast<double>(seq) * m.query_heads / m.kv_heads * batch)),
         m.query_heads / m.kv_heads);
   }
   if (attn && m.hidden_size != m.kv_heads * m.head_dim) {
@@ -147,11 +148,7 @@ std::string ExplainSize(const ModelSpec& m, const CacheDtype& dtype, const KvCos
   }
   uint64_t uncapped = CheckedMul(cost.per_token_bytes, n);
   uncapped = CheckedAdd(uncapped, cost.fixed_bytes);
-  bool windowed = false;
-  for (const GroupCost& g : cost.groups) {
-    if (g.cap_tokens != 0 && g.cap_tokens < n) windowed = true;
-  }
-  if (windowed) {
+  if (Windowed(cost, n)) {
     mistakes += fmt::format(
         "  - ignoring the window: charging windowed layers the whole {} tokens would give {} per "
         "sequence ({} too much)\n",
@@ -161,7 +158,7 @@ std::string ExplainSize(const ModelSpec& m, const CacheDtype& dtype, const KvCos
   if (m.mla) {
     uint64_t per_head = CheckedMul(
         CheckedMul(CheckedMul(m.query_heads, m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim +
-                                                  m.mla->v_head_dim),
+                                                 m.mla->v_head_dim),
                    dtype.PlainBytes() ? dtype.PlainBytes() : 1),
         CheckedMul(m.layers, n));
     mistakes += fmt::format(
@@ -177,13 +174,19 @@ std::string ExplainSize(const ModelSpec& m, const CacheDtype& dtype, const KvCos
         dtype.name, dtype.block_elems, dtype.block_bytes, dtype.block_bytes, dtype.block_elems);
   }
   if (cost.fixed_bytes) {
-    mistakes += "  - attention-free layers charged per token: their state does not grow with "
-                "the context\n";
+    mistakes +=
+        "  - attention-free layers charged per token: their state does not grow with "
+        "the context\n";
   }
   mistakes += fmt::format("  - GiB vs GB: {} is {} (1 GiB = 1.074 GB; 1 MiB = 1.049 MB)\n",
                           FormatGiB(total), FormatGB(total));
-  out += "\nMistakes this avoids:\n" + mistakes;
+  return mistakes;
+}
 
+// What doubling the context does to the cache, prefill and decode.
+std::string Doubling(const ModelSpec& m, const KvCost& cost, uint64_t n, uint64_t seq) {
+  std::string out;
+  const bool windowed = Windowed(cost, n);
   const uint64_t n2 = CheckedMul(n, 2);
   uint64_t seq2 = cost.SequenceBytes(n2);
   const double grows = static_cast<double>(seq2) / static_cast<double>(seq);
@@ -230,6 +233,42 @@ std::string ExplainSize(const ModelSpec& m, const CacheDtype& dtype, const KvCos
   } else {
     out += "  - each decode step reads the whole cache, so time per output token grows with it\n";
   }
+  return out;
+}
+
+}  // namespace
+
+std::string ExplainSize(const ModelSpec& m, const CacheDtype& dtype, const KvCost& cost, uint64_t n,
+                        uint64_t batch, const KvCost& rank) {
+  std::string out;
+  out += fmt::format("How big is the KV cache of {} ({}), {} cache, {} tokens, batch {}?\n\n",
+                     m.name, m.AttentionKind(), dtype.name, FormatTokens(n), batch);
+  out +=
+      "Every layer keeps, for each cached token, one key and one value vector per KV head\n"
+      "(the query is never cached: only the new token's query is ever needed).\n\n";
+
+  uint64_t seq = cost.SequenceBytes(n);
+  for (size_t i = 0; i < cost.groups.size(); ++i) {
+    const GroupCost& g = cost.groups[i];
+    const LayerGroup& lg = m.groups[i];
+    std::string label = cost.groups.size() > 1
+                            ? fmt::format("{} layers ({})", g.layers, LayerKindName(g.kind))
+                            : fmt::format("{} layers", g.layers);
+    out += GroupLines(m, dtype, g, lg, label, n);
+  }
+  out += "\n";
+  out += fmt::format("  per sequence = {} = {} = {}\n", B(seq), FormatGiB(seq), FormatGB(seq));
+  uint64_t total = cost.TotalBytes(n, batch);
+  out += fmt::format("  total        = {} x {} sequence{} = {} = {} = {}\n", B(seq), batch,
+                     batch == 1 ? "" : "s", B(total), FormatGiB(total), FormatGB(total));
+  out += "  (GiB = 2^30 bytes, what memory tools show; GB = 10^9 bytes, what datasheets print)\n";
+
+  if (rank.tp > 1) out += TensorParallelLine(m, rank, n, batch);
+
+  // The mistakes that apply to this model.
+  out += "\nMistakes this avoids:\n" + Mistakes(m, dtype, cost, n, batch, seq, total);
+
+  out += Doubling(m, cost, n, seq);
   return out;
 }
 

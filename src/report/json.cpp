@@ -3,118 +3,54 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 
 namespace kvplan {
 
+// kvplan's JSON has always printed a double as fmt's "{}" does. nlohmann
+// prints the same shortest round-trip digits, except that it adds ".0" to
+// a whole number (100.0) and switches to an exponent one decade earlier
+// (1e+15). A whole number below 1e16 is therefore stored as an integer,
+// which prints as fmt prints it; fmt writes larger ones with an exponent,
+// as nlohmann does. A fraction needs |v| < 2^52, so only the fractions in
+// [1e15, 2^52) print differently. -0 is written 0.
+Json::Json(double v) {
+  if (!std::isfinite(v)) return;
+  const std::string text = fmt::format("{}", v);
+  if (text.find_first_not_of("-0123456789") == std::string::npos) {
+    v_ = static_cast<int64_t>(std::strtoll(text.c_str(), nullptr, 10));
+  } else {
+    v_ = v;
+  }
+}
+
+Json Json::MakeArray() {
+  Json j;
+  j.v_ = nlohmann::ordered_json::array();
+  return j;
+}
+
+Json Json::MakeObject() {
+  Json j;
+  j.v_ = nlohmann::ordered_json::object();
+  return j;
+}
+
 Json& Json::Push(Json value) {
-  if (std::holds_alternative<std::nullptr_t>(v_)) v_ = Array{};
-  std::get<Array>(v_).push_back(std::move(value));
+  v_.push_back(std::move(value.v_));
   return *this;
 }
 
 Json& Json::Set(std::string_view key, Json value) {
-  if (std::holds_alternative<std::nullptr_t>(v_)) v_ = Object{};
-  Object& o = std::get<Object>(v_);
-  for (auto& [k, v] : o) {
-    if (k == key) {
-      v = std::move(value);
-      return *this;
-    }
-  }
-  o.emplace_back(std::string(key), std::move(value));
+  v_[std::string(key)] = std::move(value.v_);
   return *this;
 }
 
-const Json* Json::Find(std::string_view key) const {
-  if (const Object* o = std::get_if<Object>(&v_)) {
-    for (const auto& [k, v] : *o) {
-      if (k == key) return &v;
-    }
-  }
-  return nullptr;
-}
-
-std::string JsonQuote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
 std::string Json::Dump(int indent) const {
-  std::string out;
-  DumpTo(out, indent, 0);
-  return out;
-}
-
-void Json::DumpTo(std::string& out, int indent, int level) const {
-  auto newline = [&](int lvl) {
-    if (indent > 0) {
-      out += '\n';
-      out.append(static_cast<size_t>(indent * lvl), ' ');
-    }
-  };
-  std::visit(
-      [&](const auto& v) {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::nullptr_t>) {
-          out += "null";
-        } else if constexpr (std::is_same_v<T, bool>) {
-          out += v ? "true" : "false";
-        } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t>) {
-          out += std::to_string(v);
-        } else if constexpr (std::is_same_v<T, double>) {
-          if (!std::isfinite(v)) {
-            out += "null";
-          } else {
-            out += fmt::format("{}", v);
-          }
-        } else if constexpr (std::is_same_v<T, std::string>) {
-          out += JsonQuote(v);
-        } else if constexpr (std::is_same_v<T, Array>) {
-          if (v.empty()) {
-            out += "[]";
-            return;
-          }
-          out += '[';
-          for (size_t i = 0; i < v.size(); ++i) {
-            if (i) out += ',';
-            newline(level + 1);
-            v[i].DumpTo(out, indent, level + 1);
-          }
-          newline(level);
-          out += ']';
-        } else {
-          if (v.empty()) {
-            out += "{}";
-            return;
-          }
-          out += '{';
-          for (size_t i = 0; i < v.size(); ++i) {
-            if (i) out += ',';
-            newline(level + 1);
-            out += JsonQuote(v[i].first);
-            out += indent > 0 ? ": " : ":";
-            v[i].second.DumpTo(out, indent, level + 1);
-          }
-          newline(level);
-          out += '}';
-        }
-      },
-      v_);
+  // Text that is not UTF-8 (a path given on the command line) is written
+  // with U+FFFD in place of the bad bytes, so the output stays JSON.
+  return v_.dump(indent > 0 ? indent : -1, ' ', false,
+                 nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace kvplan

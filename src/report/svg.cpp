@@ -6,40 +6,9 @@
 #include <cmath>
 
 #include "report/table.h"
+#include "report/xml.h"
 
 namespace kvplan {
-
-std::string XmlEscape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // XML 1.0 forbids most control characters, even escaped.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-          out += ' ';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
 
 namespace {
 
@@ -65,23 +34,17 @@ std::string Marker(size_t series, double x, double y, const char* color) {
   }
 }
 
-}  // namespace
+// The plot area inside the picture, leaving room for the title, tick labels
+// and axis titles, and the axes fitted to the data: where a value lands.
+struct PlotArea {
+  AxisScale sx, sy;
+  double left = 0, right = 0, top = 0, bottom = 0;
+  double X(double v) const { return left + sx.Position(v) * (right - left); }
+  double Y(double v) const { return bottom - sy.Position(v) * (bottom - top); }
+};
 
-std::string RenderSvg(const Chart& chart, int width, int height) {
-  std::vector<double> xs, ys;
-  for (const ChartSeries& s : chart.series) {
-    for (const ChartPoint& p : s.points) {
-      if (!Plottable(chart.x, p.x) || !Plottable(chart.y, p.y)) continue;
-      xs.push_back(p.x);
-      ys.push_back(p.y);
-    }
-  }
-  AxisScale sx = FitAxis(chart.x, xs), sy = FitAxis(chart.y, ys);
-  // Plot area, leaving room for the title, tick labels and axis titles.
-  const double left = 84, right = width - 24.0, top = 52, bottom = height - 64.0;
-  auto px = [&](double v) { return left + sx.Position(v) * (right - left); };
-  auto py = [&](double v) { return bottom - sy.Position(v) * (bottom - top); };
-
+// The XML prolog, the svg element, the white background and the title.
+std::string Heading(const Chart& chart, int width, int height) {
   std::string o;
   o += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   o += fmt::format(
@@ -92,14 +55,23 @@ std::string RenderSvg(const Chart& chart, int width, int height) {
   o += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", width,
                    height);
   // Bold sans glyphs average about 0.62 em: shrink a long title to fit.
-  double title_px = std::min(17.0, (width - 24.0) / (0.62 * std::max<double>(
-                                                               1, DisplayWidth(chart.title))));
+  double title_px =
+      std::min(17.0, (width - 24.0) / (0.62 * std::max<double>(1, DisplayWidth(chart.title))));
   o += fmt::format(
       "<text x=\"{:.1f}\" y=\"28\" text-anchor=\"middle\" font-size=\"{:.1f}\" "
       "font-weight=\"bold\">{}</text>\n",
       width / 2.0, title_px, XmlEscape(chart.title));
+  return o;
+}
 
-  // Grid and ticks.
+// Grid lines, the axes, their tick labels and titles.
+std::string Axes(const Chart& chart, const PlotArea& a, int height) {
+  const double left = a.left, right = a.right, top = a.top, bottom = a.bottom;
+  auto px = [&](double v) { return a.X(v); };
+  auto py = [&](double v) { return a.Y(v); };
+  const AxisScale& sx = a.sx;
+  const AxisScale& sy = a.sy;
+  std::string o;
   o += "<g class=\"grid\" stroke=\"#dddddd\" stroke-width=\"1\">\n";
   for (double t : sx.ticks) {
     o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>\n", px(t),
@@ -138,8 +110,14 @@ std::string RenderSvg(const Chart& chart, int width, int height) {
       "<text class=\"y-title\" x=\"0\" y=\"0\" text-anchor=\"middle\" font-size=\"14\" "
       "transform=\"translate(22,{:.1f}) rotate(-90)\">{}</text>\n",
       (top + bottom) / 2, XmlEscape(chart.y.title));
+  return o;
+}
 
-  // Series: a polyline per unbroken run (a log axis cannot show 0), then markers.
+// Series: a polyline per unbroken run (a log axis cannot show 0), then markers.
+std::string Series(const Chart& chart, const PlotArea& a) {
+  auto px = [&](double v) { return a.X(v); };
+  auto py = [&](double v) { return a.Y(v); };
+  std::string o;
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const ChartSeries& s = chart.series[i];
     const char* color = kColors[i % std::size(kColors)];
@@ -171,32 +149,56 @@ std::string RenderSvg(const Chart& chart, int width, int height) {
     o += markers;
     o += "\n</g>\n";
   }
+  return o;
+}
 
-  // Legend: top right inside the plot, on a white box so lines do not cross it.
-  if (!chart.series.empty()) {
-    size_t longest = 0;
-    for (const ChartSeries& s : chart.series) longest = std::max(longest, DisplayWidth(s.name));
-    double box_w = 44 + 7.2 * static_cast<double>(longest), row_h = 20;
-    double box_h = 10 + row_h * static_cast<double>(chart.series.size());
-    double bx = right - box_w - 8, by = top + 8;
+// Legend: top right inside the plot, on a white box so lines do not cross it.
+std::string Legend(const Chart& chart, const PlotArea& a) {
+  const double right = a.right, top = a.top;
+  std::string o;
+  size_t longest = 0;
+  for (const ChartSeries& s : chart.series) longest = std::max(longest, DisplayWidth(s.name));
+  double box_w = 44 + 7.2 * static_cast<double>(longest), row_h = 20;
+  double box_h = 10 + row_h * static_cast<double>(chart.series.size());
+  double bx = right - box_w - 8, by = top + 8;
+  o += fmt::format(
+      "<g class=\"legend\" font-size=\"12\">\n<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+      "height=\"{:.1f}\" fill=\"#ffffff\" fill-opacity=\"0.9\" stroke=\"#999999\"/>\n",
+      bx, by, box_w, box_h);
+  for (size_t i = 0; i < chart.series.size(); ++i) {
+    const char* color = kColors[i % std::size(kColors)];
+    const char* dash = kDashes[i % std::size(kDashes)];
+    double y = by + 5 + row_h * (static_cast<double>(i) + 0.5);
     o += fmt::format(
-        "<g class=\"legend\" font-size=\"12\">\n<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
-        "height=\"{:.1f}\" fill=\"#ffffff\" fill-opacity=\"0.9\" stroke=\"#999999\"/>\n",
-        bx, by, box_w, box_h);
-    for (size_t i = 0; i < chart.series.size(); ++i) {
-      const char* color = kColors[i % std::size(kColors)];
-      const char* dash = kDashes[i % std::size(kDashes)];
-      double y = by + 5 + row_h * (static_cast<double>(i) + 0.5);
-      o += fmt::format(
-          "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
-          "stroke-width=\"2\"{}/>",
-          bx + 8, y, bx + 32, y, color, *dash ? fmt::format(" stroke-dasharray=\"{}\"", dash) : "");
-      o += Marker(i, bx + 20, y, color);
-      o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", bx + 38, y + 4,
-                       XmlEscape(chart.series[i].name));
-    }
-    o += "</g>\n";
+        "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+        "stroke-width=\"2\"{}/>",
+        bx + 8, y, bx + 32, y, color, *dash ? fmt::format(" stroke-dasharray=\"{}\"", dash) : "");
+    o += Marker(i, bx + 20, y, color);
+    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", bx + 38, y + 4,
+                     XmlEscape(chart.series[i].name));
   }
+  o += "</g>\n";
+  return o;
+}
+
+}  // namespace
+
+std::string RenderSvg(const Chart& chart, int width, int height) {
+  std::vector<double> xs, ys;
+  PlottablePoints(chart, xs, ys);
+  PlotArea area;
+  area.sx = FitAxis(chart.x, xs);
+  area.sy = FitAxis(chart.y, ys);
+  // Plot area, leaving room for the title, tick labels and axis titles.
+  area.left = 84;
+  area.right = width - 24.0;
+  area.top = 52;
+  area.bottom = height - 64.0;
+
+  std::string o = Heading(chart, width, height);
+  o += Axes(chart, area, height);
+  o += Series(chart, area);
+  if (!chart.series.empty()) o += Legend(chart, area);
   o += "</svg>\n";
   return o;
 }

@@ -13,7 +13,4 @@ namespace kvplan {
 /// The chart as a standalone SVG document, `width` x `height` pixels.
 std::string RenderSvg(const Chart& chart, int width = 800, int height = 500);
 
-/// `s` escaped for XML text and attribute values (& < > " ').
-std::string XmlEscape(std::string_view s);
-
 }  // namespace kvplan

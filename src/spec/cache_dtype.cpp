@@ -45,11 +45,11 @@ const CacheDtype& FindCacheDtype(std::string_view name) {
     std::string_view alias, name;
   };
   static constexpr Alias kAliases[] = {
-      {"float32", "fp32"},   {"float", "fp32"},        {"f32", "fp32"},
-      {"float16", "fp16"},   {"half", "fp16"},         {"f16", "fp16"},
-      {"bfloat16", "bf16"},  {"fp8", "fp8_e4m3"},      {"fp8_e4m3fn", "fp8_e4m3"},
-      {"e4m3", "fp8_e4m3"},  {"e5m2", "fp8_e5m2"},     {"fp8_inc", "fp8_e4m3"},
-      {"fp4", "nvfp4"},      {"q8", "q8_0"},           {"q4", "q4_0"},
+      {"float32", "fp32"},  {"float", "fp32"},    {"f32", "fp32"},
+      {"float16", "fp16"},  {"half", "fp16"},     {"f16", "fp16"},
+      {"bfloat16", "bf16"}, {"fp8", "fp8_e4m3"},  {"fp8_e4m3fn", "fp8_e4m3"},
+      {"e4m3", "fp8_e4m3"}, {"e5m2", "fp8_e5m2"}, {"fp8_inc", "fp8_e4m3"},
+      {"fp4", "nvfp4"},     {"q8", "q8_0"},       {"q4", "q4_0"},
   };
   std::string_view canonical = name;
   for (const Alias& a : kAliases) {

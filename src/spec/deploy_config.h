@@ -21,16 +21,16 @@ namespace kvplan {
 /// engine's default. `names` maps each field set to the key the user wrote
 /// (e.g. max_model_len -> "context_length" for SGLang) and `pos` to where.
 struct EngineArgs {
-  std::optional<uint64_t> max_model_len;       // vLLM max_model_len, SGLang context_length,
-                                               // TRT-LLM max_seq_len, llama.cpp ctx_size/parallel
-  std::optional<uint64_t> max_num_seqs;        // max_running_requests, max_batch_size, parallel
-  std::optional<double> memory_fraction;       // gpu_memory_utilization, mem_fraction_static,
-                                               // free_gpu_memory_fraction
-  std::optional<std::string> kv_cache_dtype;   // cache_type_k for llama.cpp
+  std::optional<uint64_t> max_model_len;      // vLLM max_model_len, SGLang context_length,
+                                              // TRT-LLM max_seq_len, llama.cpp ctx_size/parallel
+  std::optional<uint64_t> max_num_seqs;       // max_running_requests, max_batch_size, parallel
+  std::optional<double> memory_fraction;      // gpu_memory_utilization, mem_fraction_static,
+                                              // free_gpu_memory_fraction
+  std::optional<std::string> kv_cache_dtype;  // cache_type_k for llama.cpp
   std::optional<uint64_t> tp, pp, dp;
-  std::optional<uint64_t> block_size;          // block_size, page_size, tokens_per_block
-  std::optional<bool> prefix_caching;          // enable_prefix_caching, !disable_radix_cache,
-                                               // enable_block_reuse
+  std::optional<uint64_t> block_size;              // block_size, page_size, tokens_per_block
+  std::optional<bool> prefix_caching;              // enable_prefix_caching, !disable_radix_cache,
+                                                   // enable_block_reuse
   std::optional<uint64_t> max_num_batched_tokens;  // chunked_prefill_size, max_num_tokens, ubatch
   std::optional<uint64_t> kv_cache_memory_bytes;   // vLLM explicit budget
   std::optional<uint64_t> max_total_tokens;        // SGLang
@@ -49,9 +49,15 @@ struct EngineArgs {
   std::map<std::string, SourcePos> pos;      // field -> where it was set
 
   /// The engine's name for `field` (as written), or `field`.
-  std::string NameOf(const std::string& field) const;
+  std::string NameOf(const std::string& field) const {
+    auto it = names.find(field);
+    return it == names.end() ? field : it->second;
+  }
   /// Where `field` was set, or `fallback`.
-  SourcePos PosOf(const std::string& field, const SourcePos& fallback) const;
+  SourcePos PosOf(const std::string& field, const SourcePos& fallback) const {
+    auto it = pos.find(field);
+    return it == pos.end() ? fallback : it->second;
+  }
 };
 
 /// One class of requests in a workload mix.
@@ -75,17 +81,17 @@ struct LatencyRequirement {
 };
 
 struct Requirements {
-  std::optional<uint64_t> min_concurrency;         // requests of max_model_len at once
+  std::optional<uint64_t> min_concurrency;  // requests of max_model_len at once
   std::optional<uint64_t> min_tokens_in_cache;
-  std::optional<double> min_headroom_percent;      // spare KV at min_concurrency
+  std::optional<double> min_headroom_percent;        // spare KV at min_concurrency
   std::optional<uint64_t> min_workload_concurrency;  // requests of the workload mix at once
   std::optional<LatencyRequirement> latency;
-  std::map<std::string, SourcePos> pos;            // requirement key -> its line
+  std::map<std::string, SourcePos> pos;  // requirement key -> its line
 };
 
 struct DeployConfig {
-  std::string file;  // where it was read ("" for a command line)
-  std::string name;  // `name:` or the file's stem
+  std::string file;   // where it was read ("" for a command line)
+  std::string name;   // `name:` or the file's stem
   std::string model;  // catalog name, HF repo id, or a path (resolved against the file's folder)
   std::string gpu;    // catalog name or a spec/profile path (resolved likewise)
   uint64_t gpu_count = 0;  // 0: exactly tp * pp * dp
@@ -103,18 +109,4 @@ struct DeployConfig {
   std::vector<std::string> notes;  // e.g. flags ignored from a command line
   SourcePos pos, model_pos, gpu_pos, count_pos, engine_pos;
 };
-
-/// The server's environment variable `name` set to `value`: the two vLLM
-/// variables that change what kvplan models are applied to `d` (true); any
-/// other name is left alone (false). A bad value throws Error "`what`: ...".
-bool ApplyVllmEnv(const std::string& name, const std::string& value, const std::string& what,
-                  DeployConfig& d);
-
-/// Parses and validates a deployment config; `file` names it in errors and
-/// anchors relative model/GPU paths. Throws Error (file:line:col: field: why).
-DeployConfig ParseDeployConfig(const std::string& text, const std::string& file);
-
-/// Reads and parses a deployment config file.
-DeployConfig ReadDeployConfig(const std::string& path);
-
 }  // namespace kvplan

@@ -24,8 +24,8 @@ struct CurveAxis {
   const char* what;
   uint64_t BandwidthPoint::*field;
 };
-constexpr CurveAxis kGroupAxis{"group", 1024, "a GQA group size (1 to 1024 query heads per KV head)",
-                               &BandwidthPoint::group};
+constexpr CurveAxis kGroupAxis{
+    "group", 1024, "a GQA group size (1 to 1024 query heads per KV head)", &BandwidthPoint::group};
 constexpr CurveAxis kBatchAxis{"batch", 65536, "a batch size (1 to 65536 sequences)",
                                &BandwidthPoint::batch};
 
@@ -70,7 +70,8 @@ std::vector<BandwidthPoint> ReadCurve(MapReader& m, const std::string& file, std
     uint64_t& x = b.*axis.field;
     if (pt.Has(axis.key)) {
       x = pt.U64(axis.key);
-      if (x > axis.max) Fail("{}{}: {} is not {}", pt.Pos(axis.key).Prefix(), axis.key, x, axis.what);
+      if (x > axis.max)
+        Fail("{}{}: {} is not {}", pt.Pos(axis.key).Prefix(), axis.key, x, axis.what);
     }
     pt.Finish();
     const uint64_t last = curve.empty() ? 0 : curve.back().*axis.field;
@@ -79,7 +80,8 @@ std::vector<BandwidthPoint> ReadCurve(MapReader& m, const std::string& file, std
            pt.Pos(axis.key).Prefix(), axis.key, key, axis.key);
     }
     if (!curve.empty() && x == last && b.bytes <= curve.back().bytes) {
-      Fail("{}bytes: {} points must be in increasing order of bytes", pt.Pos("bytes").Prefix(), key);
+      Fail("{}bytes: {} points must be in increasing order of bytes", pt.Pos("bytes").Prefix(),
+           key);
     }
     curve.push_back(b);
   }
@@ -198,12 +200,15 @@ std::string HardwareToYaml(const HardwareSpec& h) {
       }
     }
     if (!p.weights_curve.empty()) {
-      out += "  weights_curve:  # achieved GB/s of the weight GEMV by bytes of one matrix (and batch)\n";
+      out +=
+          "  weights_curve:  # achieved GB/s of the weight GEMV by bytes of one matrix (and "
+          "batch)\n";
       for (const BandwidthPoint& b : p.weights_curve) {
         if (b.batch == 1) {
           out += fmt::format("    - {{bytes: {}, gbps: {}}}\n", b.bytes, b.gbps);
         } else {
-          out += fmt::format("    - {{bytes: {}, gbps: {}, batch: {}}}\n", b.bytes, b.gbps, b.batch);
+          out +=
+              fmt::format("    - {{bytes: {}, gbps: {}, batch: {}}}\n", b.bytes, b.gbps, b.batch);
         }
       }
     }

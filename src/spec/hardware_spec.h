@@ -26,10 +26,10 @@ struct BandwidthPoint {
 };
 
 struct MeasuredProfile {
-  std::string device;          // "cpu" or "cuda"
-  std::string machine;         // free text: CPU model / GPU name, cores
-  double read_ceiling_gbps = 0;  // STREAM-style read ceiling (or D2D copy for cuda)
-  uint64_t threads = 0;          // CPU threads the kernels ran on (0: not recorded)
+  std::string device;                 // "cpu" or "cuda"
+  std::string machine;                // free text: CPU model / GPU name, cores
+  double read_ceiling_gbps = 0;       // STREAM-style read ceiling (or D2D copy for cuda)
+  uint64_t threads = 0;               // CPU threads the kernels ran on (0: not recorded)
   std::vector<BandwidthPoint> curve;  // sorted by (group, bytes)
   /// Achieved GB/s of the weight GEMV (batch 1) by bytes of one matrix, sorted
   /// by bytes; empty when not measured (the weights then read at `curve`'s
@@ -59,13 +59,13 @@ struct HardwareLimits {
 };
 
 struct HardwareSpec {
-  std::string name;          // catalog name, e.g. "h100-sxm"
-  std::string display_name;  // "NVIDIA H100 SXM5 80GB"
-  std::string vendor;        // nvidia | amd | intel | cpu
-  std::string origin;        // where kvplan read it
-  uint64_t memory_bytes = 0;         // device memory as sold
-  uint64_t usable_memory_bytes = 0;  // what the driver reports as total (0: unknown)
-  double memory_bandwidth_gbps = 0;  // datasheet peak, GB/s
+  std::string name;                     // catalog name, e.g. "h100-sxm"
+  std::string display_name;             // "NVIDIA H100 SXM5 80GB"
+  std::string vendor;                   // nvidia | amd | intel | cpu
+  std::string origin;                   // where kvplan read it
+  uint64_t memory_bytes = 0;            // device memory as sold
+  uint64_t usable_memory_bytes = 0;     // what the driver reports as total (0: unknown)
+  double memory_bandwidth_gbps = 0;     // datasheet peak, GB/s
   std::map<std::string, double> flops;  // dense peak FLOP/s by dtype (fp16, bf16, fp8, ...)
   double interconnect_gbps = 0;
   std::string source;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "spec/weight_format.h"
 #include "spec/yaml_reader.h"
 #include "util/suggest.h"
 
@@ -9,8 +10,8 @@ namespace kvplan {
 namespace {
 
 LayerKind ParseKind(const std::string& s, const SourcePos& pos) {
-  static const std::vector<std::string> kNames = {"full",  "sliding", "chunked",
-                                                  "mla",   "state",   "shared"};
+  static const std::vector<std::string> kNames = {"full", "sliding", "chunked",
+                                                  "mla",  "state",   "shared"};
   for (size_t i = 0; i < kNames.size(); ++i) {
     if (s == kNames[i]) return static_cast<LayerKind>(i);
   }
@@ -20,7 +21,7 @@ LayerKind ParseKind(const std::string& s, const SourcePos& pos) {
 
 std::string ParseWeightDtype(const std::string& s, const SourcePos& pos,
                              std::string_view field = "weight_dtype") {
-  static const std::vector<std::string> kNames = {"fp32", "fp16", "bf16", "fp8",
+  static const std::vector<std::string> kNames = {"fp32", "fp16", "bf16",  "fp8",
                                                   "int8", "int4", "nvfp4", "mxfp4"};
   for (const std::string& n : kNames) {
     if (s == n) return s;
@@ -37,7 +38,7 @@ std::string ParseWeightDtype(const std::string& s, const SourcePos& pos,
 // The `quantization:` block: the checkpoint's quantization_config.
 QuantSpec ParseQuantization(MapReader& r, const ModelSpec& s, const std::string& file) {
   MapReader q(r.Child("quantization"), file, "quantization",
-              {"format", "block", "group_size", "parts"});
+              {"format", "scheme", "block", "group_size", "parts"});
   QuantSpec out;
   out.format = ParseWeightDtype(q.Str("format"), q.Pos("format"), "format");
   if (out.format == "fp32" || out.format == "fp16" || out.format == "bf16") {
@@ -60,6 +61,20 @@ QuantSpec ParseQuantization(MapReader& r, const ModelSpec& s, const std::string&
     }
     return *v;
   };
+  // The stored layout (spec/weight_format.h), e.g. gptq: one of the format's.
+  if (std::optional<std::string> scheme = q.OptStr("scheme")) {
+    WeightFormat layout;
+    try {
+      layout = FindWeightFormat(*scheme);
+    } catch (const Error& e) {
+      Fail("{}scheme: {}", q.Pos("scheme").Prefix(), e.what());
+    }
+    if (layout.name != out.format) {
+      Fail("{}scheme: {} stores {} weights, not {}", q.Pos("scheme").Prefix(), *scheme, layout.name,
+           out.format);
+    }
+    out.scheme = *scheme;
+  }
   out.block = only_for("block", "fp8", "block (weight_block_size)");
   out.group_size = only_for("group_size", "int4", "group_size");
   if (q.Has("parts")) {
@@ -104,6 +119,104 @@ QuantSpec ParseQuantization(MapReader& r, const ModelSpec& s, const std::string&
         q.Pos().Prefix(), out.block != 0 ? "block" : "parts");
   }
   return out;
+}
+
+// The `moe:` block: the experts and which layers are MoE.
+MoeSpec ParseMoe(const YAML::Node& node, const std::string& file) {
+  MapReader m(node, file, "moe",
+              {"experts", "experts_per_token", "intermediate_size", "shared_experts",
+               "dense_layers", "period", "offset"});
+  MoeSpec moe;
+  moe.experts = m.U64("experts");
+  moe.experts_per_token = m.U64("experts_per_token");
+  moe.intermediate_size = m.U64("intermediate_size");
+  moe.shared_experts = m.OptU64("shared_experts", true).value_or(0);
+  moe.dense_layers = m.OptU64("dense_layers", true).value_or(0);
+  moe.period = m.OptU64("period").value_or(1);
+  moe.offset = m.OptU64("offset", true).value_or(0);
+  m.Finish();
+  return moe;
+}
+
+// The `mla:` block: multi-head latent attention's ranks and head sizes.
+MlaSpec ParseMla(const YAML::Node& node, const std::string& file) {
+  MapReader m(
+      node, file, "mla",
+      {"kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "q_lora_rank", "v_head_dim"});
+  MlaSpec mla;
+  mla.kv_lora_rank = m.U64("kv_lora_rank");
+  mla.qk_rope_head_dim = m.U64("qk_rope_head_dim");
+  mla.qk_nope_head_dim = m.U64("qk_nope_head_dim");
+  mla.q_lora_rank = m.OptU64("q_lora_rank").value_or(0);
+  mla.v_head_dim = m.U64("v_head_dim");
+  m.Finish();
+  return mla;
+}
+
+// The `mamba:` block: the state-space layers' sizes.
+MambaSpec ParseMamba(const YAML::Node& node, const std::string& file) {
+  MapReader m(node, file, "mamba", {"d_state", "d_conv", "expand", "dt_rank"});
+  MambaSpec mb;
+  mb.d_state = m.U64("d_state");
+  mb.d_conv = m.U64("d_conv");
+  mb.expand = m.U64("expand");
+  mb.dt_rank = m.OptU64("dt_rank").value_or(0);
+  m.Finish();
+  return mb;
+}
+
+// One entry of `layer_groups:` (the `i`th): its kind, layers and shape.
+LayerGroup ParseLayerGroup(const YAML::Node& node, const std::string& file, size_t i) {
+  MapReader g(node, file, fmt::format("layer_groups[{}]", i),
+              {"kind", "layers", "every", "offset", "window", "chunk", "kv_heads", "head_dim",
+               "v_head_dim", "state_bytes"});
+  LayerGroup lg;
+  lg.pos = g.Pos();
+  lg.kind = ParseKind(g.Str("kind"), g.Pos("kind"));
+  lg.layers = g.U64("layers");
+  lg.every = g.OptU64("every").value_or(0);
+  lg.offset = g.OptU64("offset", true).value_or(0);
+  if (g.Has("offset") && lg.every == 0) {
+    Fail("{}offset: given without 'every'", g.Pos("offset").Prefix());
+  }
+  lg.window = g.OptU64("window").value_or(0);
+  if (auto chunk = g.OptU64("chunk")) {
+    if (lg.kind != LayerKind::kChunked) {
+      Fail("{}chunk: only chunked groups take a chunk", g.Pos("chunk").Prefix());
+    }
+    lg.window = *chunk;
+  }
+  if (lg.kind == LayerKind::kChunked && g.Has("window")) {
+    Fail("{}window: a chunked group takes 'chunk', not 'window'", g.Pos("window").Prefix());
+  }
+  lg.kv_heads = g.OptU64("kv_heads").value_or(0);
+  lg.head_dim = g.OptU64("head_dim").value_or(0);
+  lg.v_head_dim = g.OptU64("v_head_dim").value_or(0);
+  lg.state_bytes = g.OptU64("state_bytes").value_or(0);
+  if (lg.state_bytes != 0 && lg.kind != LayerKind::kState) {
+    Fail("{}state_bytes: only state groups take state_bytes", g.Pos("state_bytes").Prefix());
+  }
+  if (lg.state_bytes > ModelLimits::kMaxStateBytes) {
+    Fail("{}state_bytes: {} is over kvplan's limit of {} (see docs/reliability.md)",
+         g.Pos("state_bytes").Prefix(), lg.state_bytes, ModelLimits::kMaxStateBytes);
+  }
+  g.Finish();
+  return lg;
+}
+
+// The `layer_groups:` list, into s.groups.
+void ParseLayerGroups(MapReader& r, const std::string& file, ModelSpec& s) {
+  YAML::Node groups = r.Child("layer_groups");
+  if (!groups.IsSequence() || groups.size() == 0) {
+    Fail("{}layer_groups: expected a non-empty list of groups", r.Pos("layer_groups").Prefix());
+  }
+  if (groups.size() > ModelLimits::kMaxLayerGroups) {
+    Fail("{}layer_groups: {} groups is over kvplan's limit of {} (see docs/reliability.md)",
+         r.Pos("layer_groups").Prefix(), groups.size(), ModelLimits::kMaxLayerGroups);
+  }
+  for (size_t i = 0; i < groups.size(); ++i) {
+    s.groups.push_back(ParseLayerGroup(groups[i], file, i));
+  }
 }
 
 }  // namespace
@@ -173,46 +286,17 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
   r.OptStr("params_source");  // documentation only
 
   if (r.Has("moe")) {
-    MapReader m(r.Child("moe"), file, "moe",
-                {"experts", "experts_per_token", "intermediate_size", "shared_experts",
-                 "dense_layers", "period", "offset"});
-    MoeSpec moe;
-    moe.experts = m.U64("experts");
-    moe.experts_per_token = m.U64("experts_per_token");
-    moe.intermediate_size = m.U64("intermediate_size");
-    moe.shared_experts = m.OptU64("shared_experts", true).value_or(0);
-    moe.dense_layers = m.OptU64("dense_layers", true).value_or(0);
-    moe.period = m.OptU64("period").value_or(1);
-    moe.offset = m.OptU64("offset", true).value_or(0);
-    m.Finish();
-    s.moe = moe;
+    s.moe = ParseMoe(r.Child("moe"), file);
   } else {
     r.OptStr("moe");
   }
   if (r.Has("mla")) {
-    MapReader m(
-        r.Child("mla"), file, "mla",
-        {"kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "q_lora_rank", "v_head_dim"});
-    MlaSpec mla;
-    mla.kv_lora_rank = m.U64("kv_lora_rank");
-    mla.qk_rope_head_dim = m.U64("qk_rope_head_dim");
-    mla.qk_nope_head_dim = m.U64("qk_nope_head_dim");
-    mla.q_lora_rank = m.OptU64("q_lora_rank").value_or(0);
-    mla.v_head_dim = m.U64("v_head_dim");
-    m.Finish();
-    s.mla = mla;
+    s.mla = ParseMla(r.Child("mla"), file);
   } else {
     r.OptStr("mla");
   }
   if (r.Has("mamba")) {
-    MapReader m(r.Child("mamba"), file, "mamba", {"d_state", "d_conv", "expand", "dt_rank"});
-    MambaSpec mb;
-    mb.d_state = m.U64("d_state");
-    mb.d_conv = m.U64("d_conv");
-    mb.expand = m.U64("expand");
-    mb.dt_rank = m.OptU64("dt_rank").value_or(0);
-    m.Finish();
-    s.mamba = mb;
+    s.mamba = ParseMamba(r.Child("mamba"), file);
   } else {
     r.OptStr("mamba");
   }
@@ -222,51 +306,7 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
     r.OptStr("quantization");
   }
   if (r.Has("layer_groups")) {
-    YAML::Node groups = r.Child("layer_groups");
-    if (!groups.IsSequence() || groups.size() == 0) {
-      Fail("{}layer_groups: expected a non-empty list of groups", r.Pos("layer_groups").Prefix());
-    }
-    if (groups.size() > ModelLimits::kMaxLayerGroups) {
-      Fail("{}layer_groups: {} groups is over kvplan's limit of {} (see docs/reliability.md)",
-           r.Pos("layer_groups").Prefix(), groups.size(), ModelLimits::kMaxLayerGroups);
-    }
-    for (size_t i = 0; i < groups.size(); ++i) {
-      MapReader g(groups[i], file, fmt::format("layer_groups[{}]", i),
-                  {"kind", "layers", "every", "offset", "window", "chunk", "kv_heads", "head_dim",
-                   "v_head_dim", "state_bytes"});
-      LayerGroup lg;
-      lg.pos = g.Pos();
-      lg.kind = ParseKind(g.Str("kind"), g.Pos("kind"));
-      lg.layers = g.U64("layers");
-      lg.every = g.OptU64("every").value_or(0);
-      lg.offset = g.OptU64("offset", true).value_or(0);
-      if (g.Has("offset") && lg.every == 0) {
-        Fail("{}offset: given without 'every'", g.Pos("offset").Prefix());
-      }
-      lg.window = g.OptU64("window").value_or(0);
-      if (auto chunk = g.OptU64("chunk")) {
-        if (lg.kind != LayerKind::kChunked) {
-          Fail("{}chunk: only chunked groups take a chunk", g.Pos("chunk").Prefix());
-        }
-        lg.window = *chunk;
-      }
-      if (lg.kind == LayerKind::kChunked && g.Has("window")) {
-        Fail("{}window: a chunked group takes 'chunk', not 'window'", g.Pos("window").Prefix());
-      }
-      lg.kv_heads = g.OptU64("kv_heads").value_or(0);
-      lg.head_dim = g.OptU64("head_dim").value_or(0);
-      lg.v_head_dim = g.OptU64("v_head_dim").value_or(0);
-      lg.state_bytes = g.OptU64("state_bytes").value_or(0);
-      if (lg.state_bytes != 0 && lg.kind != LayerKind::kState) {
-        Fail("{}state_bytes: only state groups take state_bytes", g.Pos("state_bytes").Prefix());
-      }
-      if (lg.state_bytes > ModelLimits::kMaxStateBytes) {
-        Fail("{}state_bytes: {} is over kvplan's limit of {} (see docs/reliability.md)",
-             g.Pos("state_bytes").Prefix(), lg.state_bytes, ModelLimits::kMaxStateBytes);
-      }
-      g.Finish();
-      s.groups.push_back(lg);
-    }
+    ParseLayerGroups(r, file, s);
   } else {
     r.OptStr("layer_groups");
   }

@@ -9,12 +9,18 @@ namespace kvplan {
 
 std::string_view LayerKindName(LayerKind kind) {
   switch (kind) {
-    case LayerKind::kFull: return "full";
-    case LayerKind::kSliding: return "sliding";
-    case LayerKind::kChunked: return "chunked";
-    case LayerKind::kMla: return "mla";
-    case LayerKind::kState: return "state";
-    case LayerKind::kShared: return "shared";
+    case LayerKind::kFull:
+      return "full";
+    case LayerKind::kSliding:
+      return "sliding";
+    case LayerKind::kChunked:
+      return "chunked";
+    case LayerKind::kMla:
+      return "mla";
+    case LayerKind::kState:
+      return "state";
+    case LayerKind::kShared:
+      return "shared";
   }
   return "?";
 }
@@ -125,12 +131,46 @@ void CheckLimits(const ModelSpec& s) {
   for (const LayerGroup& g : s.groups) {
     std::string at = g.pos.Prefix();
     if (g.layers > s.layers || g.every > s.layers) {
-      Fail("{}{}: {} is more than the model's {} layers", at, g.layers > s.layers ? "layers" : "every",
-           g.layers > s.layers ? g.layers : g.every, s.layers);
+      Fail("{}{}: {} is more than the model's {} layers", at,
+           g.layers > s.layers ? "layers" : "every", g.layers > s.layers ? g.layers : g.every,
+           s.layers);
     }
     AtMost(at, "kv_heads", g.kv_heads, ModelLimits::kMaxHeads);
     AtMost(at, "head_dim", g.head_dim, ModelLimits::kMaxHeadDim);
     AtMost(at, "v_head_dim", g.v_head_dim, ModelLimits::kMaxHeadDim);
+  }
+}
+
+/// One layer group's own checks (layers, heads, window, kind), with its
+/// unset kv_heads, head_dim and v_head_dim taken from the model.
+void ValidateGroup(const ModelSpec& s, LayerGroup& g) {
+  const std::string at = g.pos.Prefix();
+  std::string_view kind = LayerKindName(g.kind);
+  if (g.layers == 0) Fail("{}layers: a {} group must hold at least one layer", at, kind);
+  if (g.kv_heads == 0) g.kv_heads = s.kv_heads;
+  if (g.head_dim == 0) g.head_dim = s.head_dim;
+  if (g.v_head_dim == 0) g.v_head_dim = (g.head_dim == s.head_dim) ? s.v_head_dim : g.head_dim;
+  if (g.kv_heads > s.query_heads || s.query_heads % g.kv_heads != 0) {
+    Fail("{}kv_heads: {} does not divide query_heads {}", at, g.kv_heads, s.query_heads);
+  }
+  switch (g.kind) {
+    case LayerKind::kSliding:
+    case LayerKind::kChunked:
+      if (g.window == 0) {
+        Fail("{}{}: a {} group needs a positive {}", at,
+             g.kind == LayerKind::kSliding ? "window" : "chunk", kind,
+             g.kind == LayerKind::kSliding ? "window" : "chunk");
+      }
+      break;
+    case LayerKind::kMla:
+      if (!s.mla) Fail("{}kind: an mla group needs the model's mla block", at);
+      break;
+    case LayerKind::kState:
+      if (g.state_bytes == 0) Fail("{}state_bytes: a state group needs state_bytes > 0", at);
+      break;
+    default:
+      if (g.window != 0) Fail("{}window: only sliding and chunked groups take a window", at);
+      break;
   }
 }
 
@@ -150,19 +190,18 @@ void ValidateModel(ModelSpec& s) {
          s.query_heads);
   }
   if (s.query_heads % s.kv_heads != 0) {
-    Fail("{}kv_heads: {} does not divide query_heads {}", s.PosOf("kv_heads").Prefix(),
-         s.kv_heads, s.query_heads);
+    Fail("{}kv_heads: {} does not divide query_heads {}", s.PosOf("kv_heads").Prefix(), s.kv_heads,
+         s.query_heads);
   }
   if (s.moe) {
     const MoeSpec& m = *s.moe;
     Positive(s, "moe", m.experts);
     if (m.experts_per_token == 0 || m.experts_per_token > m.experts) {
-      Fail("{}moe: experts_per_token {} must be between 1 and experts {}",
-           s.PosOf("moe").Prefix(), m.experts_per_token, m.experts);
+      Fail("{}moe: experts_per_token {} must be between 1 and experts {}", s.PosOf("moe").Prefix(),
+           m.experts_per_token, m.experts);
     }
     if (m.period == 0 || m.offset >= m.period) {
-      Fail("{}moe: offset {} must be below period {}", s.PosOf("moe").Prefix(), m.offset,
-           m.period);
+      Fail("{}moe: offset {} must be below period {}", s.PosOf("moe").Prefix(), m.offset, m.period);
     }
   }
   if (s.groups.empty()) {
@@ -178,35 +217,9 @@ void ValidateModel(ModelSpec& s) {
   std::vector<int> owner(s.layers, -1);
   for (size_t gi = 0; gi < s.groups.size(); ++gi) {
     LayerGroup& g = s.groups[gi];
-    std::string at = g.pos.Prefix();
-    std::string_view kind = LayerKindName(g.kind);
-    if (g.layers == 0) Fail("{}layers: a {} group must hold at least one layer", at, kind);
+    const std::string at = g.pos.Prefix();
+    ValidateGroup(s, g);
     total += g.layers;
-    if (g.kv_heads == 0) g.kv_heads = s.kv_heads;
-    if (g.head_dim == 0) g.head_dim = s.head_dim;
-    if (g.v_head_dim == 0) g.v_head_dim = (g.head_dim == s.head_dim) ? s.v_head_dim : g.head_dim;
-    if (g.kv_heads > s.query_heads || s.query_heads % g.kv_heads != 0) {
-      Fail("{}kv_heads: {} does not divide query_heads {}", at, g.kv_heads, s.query_heads);
-    }
-    switch (g.kind) {
-      case LayerKind::kSliding:
-      case LayerKind::kChunked:
-        if (g.window == 0) {
-          Fail("{}{}: a {} group needs a positive {}", at,
-               g.kind == LayerKind::kSliding ? "window" : "chunk", kind,
-               g.kind == LayerKind::kSliding ? "window" : "chunk");
-        }
-        break;
-      case LayerKind::kMla:
-        if (!s.mla) Fail("{}kind: an mla group needs the model's mla block", at);
-        break;
-      case LayerKind::kState:
-        if (g.state_bytes == 0) Fail("{}state_bytes: a state group needs state_bytes > 0", at);
-        break;
-      default:
-        if (g.window != 0) Fail("{}window: only sliding and chunked groups take a window", at);
-        break;
-    }
     if (g.every == 0) {
       ++rest_groups;
       continue;
@@ -224,8 +237,8 @@ void ValidateModel(ModelSpec& s) {
       ++count;
     }
     if (count != g.layers) {
-      Fail("{}layers: {} but every {} offset {} selects {} of the model's {} layers", at,
-           g.layers, g.every, g.offset, count, s.layers);
+      Fail("{}layers: {} but every {} offset {} selects {} of the model's {} layers", at, g.layers,
+           g.every, g.offset, count, s.layers);
     }
   }
   if (rest_groups > 1) {
@@ -253,8 +266,7 @@ void ValidateModel(ModelSpec& s) {
     }
     if (stated != derived) {
       Fail("{}attention: says {} but the heads make it {} ({} query heads, {} KV heads)",
-           s.PosOf("attention").Prefix(), s.attention_stated, derived, s.query_heads,
-           s.kv_heads);
+           s.PosOf("attention").Prefix(), s.attention_stated, derived, s.query_heads, s.kv_heads);
     }
   }
 }

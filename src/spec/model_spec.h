@@ -9,9 +9,9 @@
 
 #include <cstdint>
 #include <map>
-#include <string_view>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/error.h"
@@ -32,20 +32,18 @@ std::string_view LayerKindName(LayerKind kind);
 
 struct LayerGroup {
   LayerKind kind = LayerKind::kFull;
-  uint64_t layers = 0;        // how many layers belong to the group
-  uint64_t every = 0;         // 0: the remaining layers; else layer i is here iff i % every == offset
+  uint64_t layers = 0;  // how many layers belong to the group
+  uint64_t every = 0;   // 0: the remaining layers; else layer i is here iff i % every == offset
   uint64_t offset = 0;
-  uint64_t window = 0;        // sliding window or chunk, in tokens (kSliding, kChunked)
-  uint64_t kv_heads = 0;      // resolved: the group's value or the model's
-  uint64_t head_dim = 0;      // K head dim (resolved)
-  uint64_t v_head_dim = 0;    // V head dim (resolved)
-  uint64_t state_bytes = 0;   // kState: bytes per sequence per layer
-  SourcePos pos;              // where the group was declared
+  uint64_t window = 0;       // sliding window or chunk, in tokens (kSliding, kChunked)
+  uint64_t kv_heads = 0;     // resolved: the group's value or the model's
+  uint64_t head_dim = 0;     // K head dim (resolved)
+  uint64_t v_head_dim = 0;   // V head dim (resolved)
+  uint64_t state_bytes = 0;  // kState: bytes per sequence per layer
+  SourcePos pos;             // where the group was declared
 
   /// True when the group holds per-token cache (full, sliding, chunked, mla).
-  bool HoldsTokens() const {
-    return kind != LayerKind::kState && kind != LayerKind::kShared;
-  }
+  bool HoldsTokens() const { return kind != LayerKind::kState && kind != LayerKind::kShared; }
 };
 
 struct MoeSpec {
@@ -53,9 +51,9 @@ struct MoeSpec {
   uint64_t experts_per_token = 0;
   uint64_t intermediate_size = 0;  // per expert
   uint64_t shared_experts = 0;
-  uint64_t dense_layers = 0;       // leading dense layers
-  uint64_t period = 1;             // an MoE layer every `period` layers...
-  uint64_t offset = 0;             // ...at i % period == offset
+  uint64_t dense_layers = 0;  // leading dense layers
+  uint64_t period = 1;        // an MoE layer every `period` layers...
+  uint64_t offset = 0;        // ...at i % period == offset
 };
 
 struct MlaSpec {
@@ -82,10 +80,11 @@ struct MambaSpec {
 /// its 16-bit type: the activations', the cache's under "auto", and the
 /// format of every tensor this leaves unquantized.
 struct QuantSpec {
-  std::string format;              // fp8 | int8 | int4 | nvfp4 | mxfp4
-  uint64_t block = 0;              // fp8: one fp32 scale per block x block weights
-                                   // (weight_block_size); 0: one scale per tensor
-  uint64_t group_size = 0;         // int4: inputs per scale group; 0: 128
+  std::string format;       // fp8 | int8 | int4 | nvfp4 | mxfp4
+  std::string scheme;       // the stored layout (spec/weight_format.h), e.g. gptq; "": format's
+  uint64_t block = 0;       // fp8: one fp32 scale per block x block weights
+                            // (weight_block_size); 0: one scale per tensor
+  uint64_t group_size = 0;  // int4: inputs per scale group; 0: 128
   std::vector<std::string> parts;  // the quantized parts (attention, mlp, experts,
                                    // shared_experts, mamba); empty: every linear layer
 };
@@ -102,18 +101,23 @@ struct ModelSpec {
   uint64_t query_heads = 0;
   uint64_t kv_heads = 0;
   uint64_t head_dim = 0;
-  uint64_t v_head_dim = 0;   // = head_dim unless stated
+  uint64_t v_head_dim = 0;  // = head_dim unless stated
   uint64_t max_context = 0;
-  uint64_t params = 0;       // published parameter count
-  std::string weight_dtype;  // fp32 | fp16 | bf16 | fp8 | int8 | int4 ...
+  uint64_t params = 0;                    // published parameter count
+  std::string weight_dtype;               // fp32 | fp16 | bf16 | fp8 | int8 | int4 ...
   std::optional<QuantSpec> quantization;  // the checkpoint's; none: weights in weight_dtype
+  // The published checkpoint's exact weight bytes (safetensors index or
+  // headers, GGUF tensor infos) and where they were read; 0: unknown, the
+  // weights are counted from the architecture.
+  uint64_t checkpoint_bytes = 0;
+  std::string checkpoint_bytes_from;
 
   uint64_t vocab_size = 0;
   uint64_t intermediate_size = 0;
   bool tie_embeddings = false;
   std::string mlp = "gated";  // gated (3 matrices) | plain (2 matrices)
   bool attention_bias = false;
-  std::string norm = "rms";   // rms | layernorm
+  std::string norm = "rms";  // rms | layernorm
 
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
@@ -150,13 +154,13 @@ struct ModelSpec {
 /// above every published model and low enough that no arithmetic on a spec
 /// can overflow before the checked byte counts, and per-layer tables stay small.
 struct ModelLimits {
-  static constexpr uint64_t kMaxLayers = 4096;            // deepest published: 126 (Llama 3.1 405B)
-  static constexpr uint64_t kMaxContext = 1ull << 30;     // 1,073,741,824; longest published: 10M
+  static constexpr uint64_t kMaxLayers = 4096;         // deepest published: 126 (Llama 3.1 405B)
+  static constexpr uint64_t kMaxContext = 1ull << 30;  // 1,073,741,824; longest published: 10M
   static constexpr uint64_t kMaxLayerGroups = 1024;
-  static constexpr uint64_t kMaxHeads = 65536;            // query or KV heads (largest: 128)
-  static constexpr uint64_t kMaxHeadDim = 65536;          // any head or latent dim (largest: 576)
-  static constexpr uint64_t kMaxWidth = 1ull << 24;       // hidden, intermediate, vocab (16.7M)
-  static constexpr uint64_t kMaxExperts = 65536;          // largest published: 384
+  static constexpr uint64_t kMaxHeads = 65536;       // query or KV heads (largest: 128)
+  static constexpr uint64_t kMaxHeadDim = 65536;     // any head or latent dim (largest: 576)
+  static constexpr uint64_t kMaxWidth = 1ull << 24;  // hidden, intermediate, vocab (16.7M)
+  static constexpr uint64_t kMaxExperts = 65536;     // largest published: 384
   static constexpr uint64_t kMaxParams = 1'000'000'000'000'000;  // 10^15; largest published ~1T
   // A state group's bytes per sequence per layer: 4 GiB; bundled: 311,296 (Jamba).
   static constexpr uint64_t kMaxStateBytes = 1ull << 32;

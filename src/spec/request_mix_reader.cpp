@@ -1,5 +1,6 @@
 #include "spec/request_mix_reader.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include "spec/yaml_reader.h"
 #include "util/error.h"
 #include "util/suggest.h"
+#include "util/units.h"
 
 namespace kvplan {
 namespace {
@@ -68,20 +70,41 @@ struct Line {
   int number = 0;
 };
 
-std::vector<Line> SplitLines(std::string_view text) {
-  std::vector<Line> lines;
-  int n = 0;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    ++n;
-    std::string_view line = text.substr(start, end - start);
-    if (!Trim(line).empty()) lines.push_back({line, n});
-    start = end + 1;
+// The non-blank lines of a text, one at a time: a mix at the size limit is
+// read in one pass without a second copy of its lines.
+class Lines {
+ public:
+  explicit Lines(std::string_view text) : text_(text) {}
+
+  // The next non-blank line into `line`; false at the end.
+  bool Next(Line& line) {
+    while (start_ <= text_.size()) {
+      size_t end = text_.find('\n', start_);
+      if (end == std::string_view::npos) end = text_.size();
+      ++number_;
+      const std::string_view l = text_.substr(start_, end - start_);
+      start_ = end + 1;
+      if (!Trim(l).empty()) {
+        line = {l, number_};
+        return true;
+      }
+    }
+    return false;
   }
-  return lines;
-}
+
+  // An upper bound on the requests left (one per line), to size the vector once.
+  size_t Remaining() const {
+    if (start_ >= text_.size()) return 0;
+    return static_cast<size_t>(
+               std::count(text_.begin() + static_cast<ptrdiff_t>(start_), text_.end(), '\n')) +
+           1;
+  }
+
+ private:
+  std::string_view text_;
+  size_t start_ = 0;
+  int number_ = 0;
+};
 
 // Splits one CSV record (RFC 4180 quoting, no embedded newlines), with the
 // 1-based column where each field starts.
@@ -121,11 +144,11 @@ std::vector<std::pair<std::string, int>> SplitCsv(std::string_view line, const S
   return fields;
 }
 
-RequestMix ParseCsv(const std::vector<Line>& lines, const std::string& file) {
+RequestMix ParseCsv(Lines& lines, const Line& first, const std::string& file) {
   RequestMix mix;
   mix.source = file;
-  SourcePos hpos{file, lines.front().number, 1};
-  auto header = SplitCsv(lines.front().text, hpos);
+  SourcePos hpos{file, first.number, 1};
+  auto header = SplitCsv(first.text, hpos);
   int prompt_col = -1, output_col = -1;
   for (size_t c = 0; c < header.size(); ++c) {
     const std::string& name = header[c].first;
@@ -144,15 +167,16 @@ RequestMix ParseCsv(const std::vector<Line>& lines, const std::string& file) {
           file, hpos.line, name);
     }
   }
-  for (size_t l = 1; l < lines.size(); ++l) {
-    SourcePos lpos{file, lines[l].number, 1};
-    auto fields = SplitCsv(lines[l].text, lpos);
+  mix.requests.reserve(lines.Remaining());
+  for (Line line; lines.Next(line);) {
+    SourcePos lpos{file, line.number, 1};
+    auto fields = SplitCsv(line.text, lpos);
     if (fields.size() != header.size()) {
-      Fail("{}:{}: {} fields, but the header has {}", file, lines[l].number, fields.size(),
+      Fail("{}:{}: {} fields, but the header has {}", file, line.number, fields.size(),
            header.size());
     }
     Request r;
-    r.line = lines[l].number;
+    r.line = line.number;
     auto& p = fields[static_cast<size_t>(prompt_col)];
     auto& o = fields[static_cast<size_t>(output_col)];
     r.prompt_tokens = ParseCount(p.first, {file, r.line, p.second}, "prompt_tokens");
@@ -164,111 +188,127 @@ RequestMix ParseCsv(const std::vector<Line>& lines, const std::string& file) {
   return mix;
 }
 
-// A minimal strict reader for one flat-ish JSON object per line: the two
-// count keys must be integers; other keys may hold any JSON value (skipped).
-class JsonLine {
+// One JSON object per line, read strictly through nlohmann: the two count
+// keys must be integers; other keys may hold any JSON value (nested up to 64
+// deep inside the object). Errors come in the order they stand in the line:
+// a count that is no whole number is named before a later syntax error.
+class JsonLine : public JsonVisitor {
  public:
   JsonLine(std::string_view text, std::string file, int line)
       : s_(text), file_(std::move(file)), line_(line) {}
 
   Request Parse() {
-    Request r;
-    r.line = line_;
-    bool have_prompt = false, have_output = false;
-    Ws();
-    Expect('{');
-    Ws();
-    if (Peek() == '}') {
-      ++i_;
-    } else {
-      while (true) {
-        Ws();
-        size_t key_col = i_;
-        std::string key = String();
-        Ws();
-        Expect(':');
-        Ws();
-        if (key == "prompt_tokens" || key == "output_tokens") {
-          bool& have = key == "prompt_tokens" ? have_prompt : have_output;
-          if (have) Fail("{}{}: duplicate key", At(key_col), key);
-          have = true;
-          size_t start = i_;
-          if (Peek() == '"') Fail("{}{}: a string, not a number of tokens", At(start), key);
-          // The token as written, for ParseCount's own messages (NaN, -1,
-          // 1.5); then it must also be a JSON number (no leading zero).
-          while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) ||
-                                    s_[i_] == '-' || s_[i_] == '+' || s_[i_] == '.')) {
-            ++i_;
-          }
-          if (i_ == start) SkipValue();  // an object, a list...: its JSON error
-          uint64_t v = ParseCount(s_.substr(start, i_ - start), Pos(start), key);
-          i_ = start;
-          SkipValue();  // and a JSON number (the token ends where the number does)
-          (key == "prompt_tokens" ? r.prompt_tokens : r.output_tokens) = v;
-        } else {
-          SkipValue();
-        }
-        Ws();
-        if (Peek() == ',') {
-          ++i_;
-          continue;
-        }
-        Expect('}');
-        break;
-      }
+    r_.line = line_;
+    size_t start = 0;
+    while (start < s_.size() && IsLineWs(s_[start])) ++start;
+    if (start >= s_.size() || s_[start] != '{') {
+      Fail("{}malformed JSON: expected '{{', found {}", At(start), FoundAt(start));
     }
-    Ws();
-    if (i_ != s_.size()) Fail("{}text after the JSON object", At(i_));
-    if (!have_prompt) Fail("{}:{}: missing key \"prompt_tokens\"", file_, line_);
-    if (!have_output) Fail("{}:{}: missing key \"output_tokens\"", file_, line_);
-    CheckRequest(r, {file_, line_, 0});
-    return r;
+    JsonOptions options;
+    options.outer_levels = 1;  // the line's object; 64 levels inside it
+    try {
+      VisitJson(s_, *this, options);
+    } catch (const JsonSyntaxError& e) {
+      FailSyntax(e);
+    }
+    if (!have_prompt_) Fail("{}:{}: missing key \"prompt_tokens\"", file_, line_);
+    if (!have_output_) Fail("{}:{}: missing key \"output_tokens\"", file_, line_);
+    CheckRequest(r_, {file_, line_, 0});
+    return r_;
+  }
+
+  void Key(const std::string& key, size_t begin, size_t end, int depth) override {
+    if (depth != 1) return;
+    pending_ = nullptr;
+    if (key != "prompt_tokens" && key != "output_tokens") return;
+    bool& have = key == "prompt_tokens" ? have_prompt_ : have_output_;
+    if (have) Fail("{}{}: duplicate key", At(begin), key);
+    have = true;
+    key_ = key;
+    key_end_ = end;
+    pending_ = key == "prompt_tokens" ? &r_.prompt_tokens : &r_.output_tokens;
+  }
+  void Scalar(nlohmann::ordered_json value, size_t begin, size_t, int depth) override {
+    if (depth != 1 || pending_ == nullptr) return;
+    if (value.is_string()) Fail("{}{}: a string, not a number of tokens", At(begin), key_);
+    *pending_ = ParseCount(Written(begin), Pos(begin), key_);
+    pending_ = nullptr;
+  }
+  void Open(bool, size_t begin, int depth) override {
+    if (depth == 1 && pending_ != nullptr) container_ = begin;
+  }
+  void Close(size_t end, int depth) override {
+    // A list or an object as a count: valid JSON, and no number.
+    if (depth == 1 && pending_ != nullptr) {
+      ParseCount(s_.substr(container_, end - container_), Pos(container_), key_);
+    }
   }
 
  private:
+  static bool IsLineWs(char c) { return c == ' ' || c == '\t' || c == '\r'; }
   SourcePos Pos(size_t i) const { return {file_, line_, static_cast<int>(i) + 1}; }
   std::string At(size_t i) const { return Pos(i).Prefix(); }
-  char Peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
-  void Ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
+  std::string FoundAt(size_t i) const {
+    return i < s_.size() ? fmt::format("'{}'", s_[i]) : std::string("end of line");
   }
-  void Expect(char c) {
-    if (Peek() != c) {
-      Fail("{}malformed JSON: expected '{}', found {}", At(i_), c,
-           i_ < s_.size() ? fmt::format("'{}'", s_[i_]) : std::string("end of line"));
+  // A count as written (NaN, -1, 1.5, 2.5e2), for ParseCount's messages.
+  std::string_view Written(size_t begin) const {
+    size_t end = begin;
+    while (end < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[end])) ||
+                               s_[end] == '-' || s_[end] == '+' || s_[end] == '.')) {
+      ++end;
     }
-    ++i_;
+    return s_.substr(begin, end - begin);
   }
-  // A key: a strict JSON string, its escapes decoded ("\u0070rompt_tokens"
-  // is prompt_tokens).
-  std::string String() {
-    Expect('"');
-    --i_;
-    try {
-      return JsonStringValue(s_, i_);
-    } catch (const JsonSyntaxError& e) {
-      Fail("{}malformed JSON: {}", At(e.offset), e.what);
+
+  [[noreturn]] void FailSyntax(const JsonSyntaxError& e) const {
+    using E = JsonSyntaxError::Expected;
+    // A count key's value that is not JSON (NaN, +5): its own words first.
+    if (pending_ != nullptr) {
+      size_t v = key_end_;
+      while (v < s_.size() && IsLineWs(s_[v])) ++v;
+      if (v < s_.size() && s_[v] == ':') {
+        ++v;
+        while (v < s_.size() && IsLineWs(s_[v])) ++v;
+        if (e.token >= v) {
+          if (v < s_.size() && s_[v] == '"') {
+            Fail("{}{}: a string, not a number of tokens", At(v), key_);
+          }
+          if (!Written(v).empty()) ParseCount(Written(v), Pos(v), key_);
+        }
+      }
     }
-  }
-  // Any JSON value, strictly (a key kvplan does not read is still JSON).
-  void SkipValue() {
-    try {
-      i_ = JsonValueEnd(s_, i_);
-    } catch (const JsonSyntaxError& e) {
-      Fail("{}malformed JSON: {}", At(e.offset), e.what);
+    if (e.depth == 0 && e.expected == E::kEnd) Fail("{}text after the JSON object", At(e.token));
+    if (e.depth == 1 && e.expected != E::kToken && e.expected != E::kValue) {
+      // The object's own punctuation, named as the one character wanted.
+      const std::string found = FoundAt(e.token);
+      if (e.expected == E::kColon)
+        Fail("{}malformed JSON: expected ':', found {}", At(e.token), found);
+      if (e.expected == E::kKey || e.offset != e.token) {  // a key after '{' or ','
+        Fail("{}malformed JSON: expected '\"', found {}", At(e.token), found);
+      }
+      Fail("{}malformed JSON: expected '}}', found {}", At(e.token), found);
     }
+    Fail("{}malformed JSON: {}", At(e.offset), e.what);
   }
 
   std::string_view s_;
   std::string file_;
   int line_;
-  size_t i_ = 0;
+  Request r_;
+  bool have_prompt_ = false, have_output_ = false;
+  uint64_t* pending_ = nullptr;  // the count whose value comes next
+  std::string key_;
+  size_t key_end_ = 0;
+  size_t container_ = 0;
 };
 
-RequestMix ParseJsonl(const std::vector<Line>& lines, const std::string& file) {
+RequestMix ParseJsonl(Lines& lines, const Line& first, const std::string& file) {
   RequestMix mix;
   mix.source = file;
-  for (const Line& l : lines) mix.requests.push_back(JsonLine(l.text, file, l.number).Parse());
+  mix.requests.reserve(lines.Remaining() + 1);
+  mix.requests.push_back(JsonLine(first.text, file, first.number).Parse());
+  for (Line l; lines.Next(l);) mix.requests.push_back(JsonLine(l.text, file, l.number).Parse());
   return mix;
 }
 
@@ -288,10 +328,9 @@ std::pair<uint64_t, uint64_t> ParseRange(std::string_view v, std::string_view wh
 }
 
 double ParsePositive(std::string_view v, std::string_view what, std::string_view key) {
-  std::string s(Trim(v));
-  char* end = nullptr;
-  double d = s.empty() ? NAN : std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(d) || d <= 0) {
+  // util/units' one number grammar: no hex float, inf or nan.
+  const double d = TryParseReal(v).value_or(0);
+  if (!(d > 0)) {
     Fail("{}: {}={}: expected a number > 0", what, key, v);
   }
   return d;
@@ -300,17 +339,23 @@ double ParsePositive(std::string_view v, std::string_view what, std::string_view
 }  // namespace
 
 RequestMix ParseRequestMix(std::string_view text, const std::string& file) {
-  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // BOM
-  std::vector<Line> lines = SplitLines(text);
-  if (lines.empty()) {
+  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") {
+    text.remove_prefix(3);  // BOM
+    if (text.starts_with("\xEF\xBB\xBF")) {
+      Fail("{}:1:2: a second byte-order mark (U+FEFF); save the file with at most one", file);
+    }
+  }
+  Lines lines(text);
+  Line first;
+  if (!lines.Next(first)) {
     Fail(
         "{}: empty request mix (expected a CSV header 'prompt_tokens,output_tokens' or JSONL "
         "objects)",
         file);
   }
   bool jsonl = EndsWith(file, ".jsonl") || EndsWith(file, ".ndjson") || EndsWith(file, ".json");
-  if (!jsonl && !EndsWith(file, ".csv")) jsonl = Trim(lines.front().text).front() == '{';
-  return jsonl ? ParseJsonl(lines, file) : ParseCsv(lines, file);
+  if (!jsonl && !EndsWith(file, ".csv")) jsonl = Trim(first.text).front() == '{';
+  return jsonl ? ParseJsonl(lines, first, file) : ParseCsv(lines, first, file);
 }
 
 RequestMix LoadRequestMix(const std::string& path) {

@@ -51,13 +51,15 @@ std::string LayerPatternSummary(const ModelSpec& m) {
 
 std::vector<FieldDiff> DiffSpecs(const ModelSpec& s, const ModelSpec& c) {
   Differ d{s, {}};
-  if (!s.architecture.empty()) d.Add("architecture", s.architecture, c.architecture, "architecture");
+  if (!s.architecture.empty())
+    d.Add("architecture", s.architecture, c.architecture, "architecture");
   d.U("layers", s.layers, c.layers);
   d.U("hidden_size", s.hidden_size, c.hidden_size);
   d.U("query_heads", s.query_heads, c.query_heads);
   d.U("kv_heads", s.kv_heads, c.kv_heads);
   d.U("head_dim", s.head_dim, c.head_dim);
-  d.U("v_head_dim", s.v_head_dim, c.v_head_dim, s.field_pos.count("v_head_dim") ? "v_head_dim" : "head_dim");
+  d.U("v_head_dim", s.v_head_dim, c.v_head_dim,
+      s.field_pos.count("v_head_dim") ? "v_head_dim" : "head_dim");
   d.U("max_context", s.max_context, c.max_context);
   d.Add("weight_dtype", s.weight_dtype, c.weight_dtype, "weight_dtype");
   d.Add("quantization", QuantSummary(s.quantization), QuantSummary(c.quantization),
@@ -112,12 +114,12 @@ std::vector<FieldDiff> DiffSpecs(const ModelSpec& s, const ModelSpec& c) {
       }
     }
     if (differing) {
-      d.out.push_back({"layer_groups",
-                       fmt::format("{} (layer {}: {})", LayerPatternSummary(s), first,
-                                   LayerDesc(s, first, sm)),
-                       fmt::format("{} (layer {}: {}); {} layers differ", LayerPatternSummary(c),
-                                   first, LayerDesc(c, first, cm), differing),
-                       s.PosOf("layer_groups")});
+      d.out.push_back(
+          {"layer_groups",
+           fmt::format("{} (layer {}: {})", LayerPatternSummary(s), first, LayerDesc(s, first, sm)),
+           fmt::format("{} (layer {}: {}); {} layers differ", LayerPatternSummary(c), first,
+                       LayerDesc(c, first, cm), differing),
+           s.PosOf("layer_groups")});
     }
   }
   return d.out;

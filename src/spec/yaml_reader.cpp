@@ -1,120 +1,25 @@
+// Parsing one YAML (or JSON) document safely: reading the file, refusing
+// what is not UTF-8 text, and enforcing YamlLimits before and after yaml-cpp
+// parses it (depth, node count with aliases, scalar length, one document,
+// duplicate keys). Reading the fields of a parsed map is yaml_map_reader.cpp.
 #include "spec/yaml_reader.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <sstream>
-#include <stdexcept>
 
-#include "util/suggest.h"
+#include "spec/yaml_reader_internal.h"
+#include "util/input_file.h"
 
 namespace kvplan {
-namespace {
 
-// Rejects input that would make the parser go too deep or build too many
-// nodes, before parsing (yaml-cpp needs ~1 s per 100k nodes): flow brackets
-// nested past the limit, block indentation so deep that no real spec needs
-// it, or more lines and flow items than YamlLimits::kMaxNodes. It tracks
-// comments and quoted scalars the way YAML does ('#' and quotes only count
-// after a separator), so brackets cannot hide from it.
-void CheckShapeBeforeParse(const std::string& text, const std::string& file) {
-  int flow = 0, line = 1, column = 0;
-  bool in_single = false, in_double = false, in_comment = false, at_line_start = true;
-  bool line_has_content = false;
-  int indent = 0;
-  size_t values = 0;
-  auto count_value = [&] {
-    if (++values > YamlLimits::kMaxNodes) {
-      Fail("{}:{}:{}: more than {} values (lines and flow items) in one file", file, line,
-           column, YamlLimits::kMaxNodes);
-    }
-  };
-  // Where YAML lets a comment or a quoted scalar start: after white space, and
-  // inside brackets also after [ { , : (JSON's {"a":"b"}). Erring the other way
-  // only counts more brackets, which is safe.
-  auto after_separator = [&](size_t i, bool comment) {
-    if (i == 0) return true;
-    char p = text[i - 1];
-    if (p == ' ' || p == '\t' || p == '\n') return true;
-    return !comment && flow > 0 && (p == '[' || p == '{' || p == ',' || p == ':');
-  };
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    ++column;
-    if (c == '\n') {
-      if (line_has_content) count_value();
-      ++line;
-      column = 0;
-      in_comment = false;
-      in_single = in_double = in_double && flow > 0;  // quoted scalars may span lines in flow
-      at_line_start = true;
-      line_has_content = false;
-      indent = 0;
-      continue;
-    }
-    if (at_line_start) {
-      // YAML indents with spaces only; yaml-cpp's own message for a tab is cryptic.
-      if (c == '\t' && flow == 0 && text.find_first_not_of(' ', i + 1 - column) == i) {
-        size_t next = text.find_first_not_of(" \t", i);
-        if (next != std::string::npos && text[next] != '\n' && text[next] != '\r' &&
-            text[next] != '#') {
-          Fail("{}:{}:{}: a tab in the indentation (YAML indents with spaces)", file, line,
-               column);
-        }
-      }
-      if (c == ' ' || c == '-' || c == '?' || c == '\t') {
-        if (++indent > 8 * YamlLimits::kMaxDepth) {
-          Fail("{}:{}:{}: indentation deeper than {} columns (nesting limit {})", file, line,
-               column, 8 * YamlLimits::kMaxDepth, YamlLimits::kMaxDepth);
-        }
-        continue;
-      }
-      at_line_start = false;
-    }
-    if (in_comment) continue;
-    if (in_double) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_double = false;
-      continue;
-    }
-    if (in_single) {
-      if (c == '\'') in_single = false;
-      continue;
-    }
-    if (c == '#' && after_separator(i, true)) {
-      in_comment = true;
-      continue;
-    }
-    line_has_content = true;
-    if (c == '"' && after_separator(i, false)) {
-      in_double = true;
-    } else if (c == '\'' && after_separator(i, false)) {
-      in_single = true;
-    } else if (c == '[' || c == '{') {
-      count_value();
-      if (++flow > YamlLimits::kMaxDepth) {
-        Fail("{}:{}:{}: nesting deeper than {} levels", file, line, column,
-             YamlLimits::kMaxDepth);
-      }
-    } else if ((c == ']' || c == '}') && flow > 0) {
-      --flow;
-    } else if (c == ',') {
-      count_value();
-    }
-  }
-}
-
-// Offset of the first byte of `text` that does not start a well-formed
-// UTF-8 sequence (no overlong forms, no surrogates, nothing past
-// U+10FFFF), or npos when every byte does.
 size_t FirstNonUtf8(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     auto b = static_cast<unsigned char>(text[i]);
@@ -134,6 +39,195 @@ size_t FirstNonUtf8(std::string_view text) {
     i += n;
   }
   return std::string_view::npos;
+}
+
+namespace {
+
+// The state of CheckShapeBeforeParse's scan: where it is in YAML's
+// grammar, as far as the parser's recursion and node count depend on it.
+struct ShapeScan {
+  int flow = 0;  // open flow collections ([ or {)
+  int line = 1, column = 0;
+  bool in_single = false, in_double = false, in_comment = false;
+  // Whether a node may start here: at the start of a block line (after its
+  // indentation, "- " and "? "), after [ { , in flow, after a ':' value
+  // indicator and after an anchor or tag. Only there does a quote open a
+  // quoted scalar or a bracket a flow collection (block context); elsewhere
+  // they are characters of a plain scalar (a:'x and x 'y are plain).
+  bool node_start = true;
+  // The last token was a quoted scalar or a closed flow collection, after
+  // which ':' is a value indicator even with no space ({"a":"b"}).
+  bool json_like = false;
+  bool at_line_start = true, line_has_content = false;
+  int indent = 0;             // this line's indentation, counting "- " and "? "
+  int block_parent = -1;      // >= 0: in a block scalar (| or >) whose parent is at this column
+  int block_content = -1;     // the block scalar's content indentation, once its first line is seen
+  int indicator_column = -1;  // the column of the last "- " or "? " in this line's indentation
+  size_t values = 0;
+};
+
+// Rejects input that would make the parser go too deep or build too many
+// nodes, before parsing (yaml-cpp needs ~1 s per 100k nodes): flow brackets
+// nested past the limit, block indentation so deep that no real spec needs
+// it, or more lines and flow items than YamlLimits::kMaxNodes. It follows
+// YAML's rules for comments (after white space), quoted scalars (only where
+// a node starts), plain scalars (a quote inside one is text) and block
+// scalars (their lines are text), so that it sees the brackets the parser
+// sees and no quote can hide them from it.
+void CheckShapeBeforeParse(const std::string& text, const std::string& file) {
+  ShapeScan st;
+  auto count_value = [&] {
+    if (++st.values > YamlLimits::kMaxNodes) {
+      Fail("{}:{}:{}: more than {} values (lines and flow items) in one file", file, st.line,
+           st.column, YamlLimits::kMaxNodes);
+    }
+  };
+  auto blank_at = [&](size_t i) {
+    return i >= text.size() || text[i] == ' ' || text[i] == '\t' || text[i] == '\n' ||
+           text[i] == '\r';
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    ++st.column;
+    if (c == '\n') {
+      if (st.line_has_content) count_value();
+      ++st.line;
+      st.column = 0;
+      st.in_comment = false;
+      if (st.flow == 0) {
+        // Quoted scalars may span lines; in block context the scan ends
+        // them at the line's end, which can only count more brackets.
+        st.in_single = st.in_double = false;
+        st.node_start = true;
+        st.json_like = false;
+      }
+      st.at_line_start = true;
+      st.line_has_content = false;
+      st.indent = 0;
+      st.indicator_column = -1;
+      continue;
+    }
+    if (st.at_line_start) {
+      // The lines of a block scalar are text: skipped while indented past
+      // its parent (the first one fixes the content indentation) or blank.
+      if (st.block_parent >= 0) {
+        const size_t end = std::min(text.find('\n', i), text.size());
+        const size_t first = text.find_first_not_of(' ', i);
+        const bool blank = first >= end || text.find_first_not_of(" \t\r", i) >= end;
+        const int spaces = static_cast<int>(std::min(first, end) - i);
+        if (st.block_content < 0 && !blank && spaces > st.block_parent) {
+          st.block_content = spaces;
+        }
+        if (blank || (st.block_content >= 0 && spaces >= st.block_content)) {
+          i = end - 1;  // the '\n' (or the last byte) comes next
+          st.column = 0;
+          st.at_line_start = true;
+          if (end == text.size()) break;
+          continue;
+        }
+        st.block_parent = st.block_content = -1;
+      }
+      // YAML indents with spaces only; yaml-cpp's own message for a tab is cryptic.
+      if (c == '\t' && st.flow == 0 &&
+          text.find_first_not_of(' ', i + 1 - static_cast<size_t>(st.column)) == i) {
+        size_t next = text.find_first_not_of(" \t", i);
+        if (next != std::string::npos && text[next] != '\n' && text[next] != '\r' &&
+            text[next] != '#') {
+          Fail("{}:{}:{}: a tab in the indentation (YAML indents with spaces)", file, st.line,
+               st.column);
+        }
+      }
+      // "- " and "? " are indicators; "-x" and "?x" start plain scalars.
+      const bool indicator = (c == '-' || c == '?') && blank_at(i + 1);
+      if (c == ' ' || c == '\t' || indicator) {
+        if (indicator) st.indicator_column = st.column - 1;
+        if (++st.indent > 8 * YamlLimits::kMaxDepth) {
+          Fail("{}:{}:{}: indentation deeper than {} columns (nesting limit {})", file, st.line,
+               st.column, 8 * YamlLimits::kMaxDepth, YamlLimits::kMaxDepth);
+        }
+        continue;
+      }
+      st.at_line_start = false;
+      // "---" starts a document, whose root node may follow on the line.
+      if (st.flow == 0 && st.column == 1 && text.compare(i, 3, "---") == 0 && blank_at(i + 3)) {
+        i += 2;
+        st.column += 2;
+        continue;
+      }
+    }
+    if (st.in_comment) continue;
+    if (st.in_double) {
+      if (c == '\\' && i + 1 < text.size() && text[i + 1] != '\n') {
+        ++i;  // an escape; a '\' before a line break only joins the lines
+        ++st.column;
+      } else if (c == '"') {
+        st.in_double = false;
+        st.json_like = true;
+      }
+      continue;
+    }
+    if (st.in_single) {
+      if (c == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' is a quote inside the scalar
+        ++st.column;
+      } else if (c == '\'') {
+        st.in_single = false;
+        st.json_like = true;
+      }
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') continue;  // white space keeps the state
+    if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
+      st.in_comment = true;
+      continue;
+    }
+    st.line_has_content = true;
+    const bool was_start = st.node_start;
+    const bool was_json = st.json_like;
+    st.node_start = false;
+    st.json_like = false;
+    if ((c == '"' || c == '\'') && was_start) {
+      (c == '"' ? st.in_double : st.in_single) = true;
+    } else if ((c == '[' || c == '{') && (st.flow > 0 || was_start)) {
+      // In flow context a bracket always opens a collection (yaml-cpp ends
+      // a plain scalar there); in block context only where a node starts.
+      count_value();
+      if (++st.flow > YamlLimits::kMaxDepth) {
+        Fail("{}:{}:{}: nesting deeper than {} levels", file, st.line, st.column,
+             YamlLimits::kMaxDepth);
+      }
+      st.node_start = true;
+    } else if ((c == ']' || c == '}') && st.flow > 0) {
+      --st.flow;
+      st.json_like = true;
+    } else if (c == ',' && st.flow > 0) {
+      count_value();
+      st.node_start = true;
+    } else if (c == ':' && (blank_at(i + 1) || was_json ||
+                            (st.flow > 0 && i + 1 < text.size() &&
+                             std::strchr(",[]{}", text[i + 1]) != nullptr))) {
+      st.node_start = true;  // a value indicator
+    } else if ((c == '?' || c == '-') && was_start && blank_at(i + 1)) {
+      st.node_start = true;  // a key or entry indicator inside a line: "{? a: b}"
+    } else if ((c == '&' || c == '!') && was_start) {
+      // An anchor or tag: its name runs to white space, and a node follows.
+      while (i + 1 < text.size() && !blank_at(i + 1) &&
+             !(st.flow > 0 && std::strchr(",[]{}", text[i + 1]) != nullptr)) {
+        ++i;
+        ++st.column;
+      }
+      st.node_start = true;
+    } else if ((c == '|' || c == '>') && was_start && st.flow == 0) {
+      // A block scalar: its header ends the line; the lines after it that are
+      // indented past its parent (the key, or the last "- ") are its text.
+      st.block_parent = st.indicator_column >= 0 && st.indicator_column + 2 == st.column - 1
+                            ? st.indicator_column
+                            : st.indent;
+      const size_t end = std::min(text.find('\n', i), text.size());
+      st.column += static_cast<int>(end - i) - 1;
+      i = end - 1;
+    }
+  }
 }
 
 // Rejects bytes that are not UTF-8 (yaml-cpp would silently turn them into
@@ -163,9 +257,10 @@ void CheckTree(const YAML::Node& node, const std::string& file, int depth, size_
     Fail("{}nesting deeper than {} levels", PosOf(node, file).Prefix(), YamlLimits::kMaxDepth);
   }
   if (++visited > YamlLimits::kMaxNodes) {
-    Fail("{}more than {} values in one file (anchors and aliases count each time they are "
-         "used)",
-         PosOf(node, file).Prefix(), YamlLimits::kMaxNodes);
+    Fail(
+        "{}more than {} values in one file (anchors and aliases count each time they are "
+        "used)",
+        PosOf(node, file).Prefix(), YamlLimits::kMaxNodes);
   }
   if (node.IsScalar() && node.Scalar().size() > YamlLimits::kMaxScalarBytes) {
     Fail("{}a value of {} bytes, over the {} byte limit", PosOf(node, file).Prefix(),
@@ -208,8 +303,6 @@ struct DocumentStart : YAML::EventHandler {
   void OnMapEnd() override {}
 };
 
-bool IsAbsent(const YAML::Node& n) { return !n.IsDefined() || n.IsNull(); }
-
 }  // namespace
 
 namespace {
@@ -227,44 +320,28 @@ std::string LoneCrToLf(std::string text) {
 }  // namespace
 
 std::string ReadTextFile(const std::string& path, size_t max_bytes) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) Fail("{}: is a directory, not a file", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) Fail("{}: cannot open file: {}", path, std::strerror(errno));
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    // A pipe (`kvplan size <(...)`) or a device: read to its end, no further
-    // than the limit (/dev/zero has none).
-    std::string text;
-    char buf[65536];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-      text.append(buf, static_cast<size_t>(in.gcount()));
-      if (text.size() > max_bytes) {
-        Fail("{}: more than {} bytes, the limit for input files", path, max_bytes);
-      }
-    }
-    if (in.bad()) Fail("{}: cannot read file", path);
-    return LoneCrToLf(std::move(text));
+  // Only a regular file, or a pipe the shell already opened (/dev/stdin,
+  // <(...)): a named FIFO, socket or device is refused before it is opened
+  // (util/input_file.h), so no read waits forever or reads without end.
+  const int fd = OpenInputFile(path);
+  std::string text;
+  try {
+    text = ReadAllBounded(fd, path, max_bytes);
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  if (size < 0) Fail("{}: cannot read file (is it a directory?)", path);
-  if (static_cast<uint64_t>(size) > max_bytes) {
-    Fail("{}: file is {} bytes, over the {} byte limit for input files", path, size, max_bytes);
-  }
-  in.seekg(0);
-  std::string text(static_cast<size_t>(size), '\0');
-  in.read(text.data(), size);
-  if (!in) Fail("{}: cannot read file", path);
+  ::close(fd);
   return LoneCrToLf(std::move(text));
 }
 
 YAML::Node ParseYaml(const std::string& text, const std::string& file) {
   if (text.size() > YamlLimits::kMaxYamlBytes) {
-    Fail("{}: {} bytes of YAML, over the {} byte limit for YAML and JSON input", file,
-         text.size(), YamlLimits::kMaxYamlBytes);
+    Fail("{}: {} bytes of YAML, over the {} byte limit for YAML and JSON input", file, text.size(),
+         YamlLimits::kMaxYamlBytes);
   }
-  if (text.size() >= 2 && ((text[0] == '\xff' && text[1] == '\xfe') ||
-                           (text[0] == '\xfe' && text[1] == '\xff'))) {
+  if (text.size() >= 2 &&
+      ((text[0] == '\xff' && text[1] == '\xfe') || (text[0] == '\xfe' && text[1] == '\xff'))) {
     Fail("{}: UTF-16 text; save the file as UTF-8", file);
   }
   if (size_t nul = text.find('\0'); nul != std::string::npos) {
@@ -275,6 +352,22 @@ YAML::Node ParseYaml(const std::string& text, const std::string& file) {
          nul - line_start + 1);
   }
   CheckUtf8(text, file);
+  // One byte-order mark may open the file (yaml-cpp skips it); any other
+  // U+FEFF would become part of a key or value ("\uFEFFname" is no field).
+  const size_t bom = text.find("\xEF\xBB\xBF", text.starts_with("\xEF\xBB\xBF") ? 3 : 0);
+  if (bom != std::string::npos) {
+    const size_t line_start =
+        text.rfind('\n', bom) == std::string::npos ? 0 : text.rfind('\n', bom) + 1;
+    Fail(
+        "{}:{}:{}: a {}byte-order mark (U+FEFF) inside the text; save the file with at most one, "
+        "at its start",
+        file, 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bom), '\n'),
+        1 + static_cast<size_t>(std::count_if(
+                text.begin() + static_cast<std::ptrdiff_t>(line_start),
+                text.begin() + static_cast<std::ptrdiff_t>(bom),
+                [](char b) { return (static_cast<unsigned char>(b) & 0xc0) != 0x80; })),
+        bom == 3 ? "second " : "");
+  }
   CheckShapeBeforeParse(text, file);
   YAML::Node root;
   DocumentStart second;
@@ -295,9 +388,10 @@ YAML::Node ParseYaml(const std::string& text, const std::string& file) {
   }
   if (IsAbsent(root)) Fail("{}: empty document", file);
   if (second.seen) {
-    Fail("{}:{}:{}: text after the end of the YAML document (a second '---' document, or a "
-         "stray ',' or ']'); a file holds exactly one",
-         file, second.mark.line + 1, second.mark.column + 1);
+    Fail(
+        "{}:{}:{}: text after the end of the YAML document (a second '---' document, or a "
+        "stray ',' or ']'); a file holds exactly one",
+        file, second.mark.line + 1, second.mark.column + 1);
   }
   size_t visited = 0;
   CheckTree(root, file, 0, visited);
@@ -308,264 +402,6 @@ SourcePos PosOf(const YAML::Node& node, const std::string& file) {
   YAML::Mark m = node.Mark();
   if (m.is_null()) return SourcePos{file, 0, 0};
   return SourcePos{file, m.line + 1, m.column + 1};
-}
-
-MapReader::MapReader(const YAML::Node& node, std::string file, std::string what,
-                     std::vector<std::string> fields)
-    : node_(node),
-      file_(std::move(file)),
-      what_(std::move(what)),
-      fields_(std::move(fields)),
-      pos_(PosOf(node, file_)) {
-  if (!node_.IsMap()) Fail("{}{}: expected a map of fields", pos_.Prefix(), what_);
-  std::set<std::string, std::less<>> seen;
-  for (const auto& it : node_) {
-    if (!it.first.IsScalar()) {
-      Fail("{}{}: keys must be plain names", PosOf(it.first, file_).Prefix(), what_);
-    }
-    const std::string& key = it.first.Scalar();
-    if (!seen.insert(key).second) {
-      Fail("{}{}: duplicate key", PosOf(it.first, file_).Prefix(), key);
-    }
-  }
-}
-
-bool MapReader::Has(std::string_view key) const {
-  for (const auto& it : node_) {
-    if (it.first.Scalar() == key) return !IsAbsent(it.second);
-  }
-  return false;
-}
-
-bool MapReader::Written(std::string_view key) const {
-  for (const auto& it : node_) {
-    if (it.first.Scalar() == key) return true;
-  }
-  return false;
-}
-
-SourcePos MapReader::Pos(std::string_view key) const {
-  for (const auto& it : node_) {
-    if (it.first.Scalar() == key) {
-      // A null value (`key:` with nothing after it) is marked where the next
-      // token starts, often the next line: the key's own place then.
-      SourcePos p = PosOf(it.second, file_);
-      return p.line > 0 && !it.second.IsNull() ? p : PosOf(it.first, file_);
-    }
-  }
-  return pos_;
-}
-
-void MapReader::FailAt(std::string_view key, const std::string& message) const {
-  Fail("{}{}: {}", Pos(key).Prefix(), key, message);
-}
-
-YAML::Node MapReader::Value(std::string_view key) {
-  asked_.insert(std::string(key));
-  for (const auto& it : node_) {
-    if (it.first.Scalar() == key) return it.second;
-  }
-  return YAML::Node(YAML::NodeType::Undefined);
-}
-
-void MapReader::FailMissing(std::string_view key) const {
-  // `key:` written with no value: point at it, not at the map.
-  for (const auto& it : node_) {
-    if (it.first.Scalar() == key) {
-      Fail("{}{}: no value (the field is required)", PosOf(it.first, file_).Prefix(), key);
-    }
-  }
-  // A missing field is most often a typo of it: point at the typo instead,
-  // never at a field of this map (read later, so not asked for yet).
-  for (const auto& it : node_) {
-    const std::string& other = it.first.Scalar();
-    if (std::find(fields_.begin(), fields_.end(), other) != fields_.end()) continue;
-    if (!ClosestNames(other, {std::string(key)}, 1).empty()) {
-      Fail("{}{}: unknown field in {} (did you mean '{}'?)", PosOf(it.first, file_).Prefix(),
-           other, what_, key);
-    }
-  }
-  Fail("{}{}: missing required field '{}'", pos_.Prefix(), what_, key);
-}
-
-std::string MapReader::Str(std::string_view key) {
-  std::optional<std::string> v = OptStr(key);
-  if (!v) FailMissing(key);
-  return *v;
-}
-
-std::optional<std::string> MapReader::OptStr(std::string_view key) {
-  YAML::Node v = Value(key);
-  if (IsAbsent(v)) return std::nullopt;
-  if (!v.IsScalar()) FailAt(key, "expected a text value");
-  if (v.Scalar().empty()) FailAt(key, "must not be empty");
-  // The file is UTF-8 (CheckUtf8), but yaml-cpp 0.7 decodes the escapes \N
-  // and \_ of a double-quoted string to the single bytes 0x85 and 0xa0,
-  // which are not UTF-8 (found by fuzz_hardware_spec: such a name could not
-  // be written back and read again).
-  if (FirstNonUtf8(v.Scalar()) != std::string_view::npos) {
-    FailAt(key, "an escape decodes to a byte that is not UTF-8 (\\N and \\_ are not supported; "
-                "write the character itself)");
-  }
-  return v.Scalar();
-}
-
-uint64_t MapReader::U64(std::string_view key, bool allow_zero) {
-  std::optional<uint64_t> v = OptU64(key, allow_zero);
-  if (!v) FailMissing(key);
-  return *v;
-}
-
-std::optional<uint64_t> MapReader::OptU64(std::string_view key, bool allow_zero) {
-  YAML::Node v = Value(key);
-  if (IsAbsent(v)) return std::nullopt;
-  return ScalarU64(v, file_, key, allow_zero);
-}
-
-double MapReader::Num(std::string_view key, bool allow_zero) {
-  std::optional<double> v = OptNum(key, allow_zero);
-  if (!v) FailMissing(key);
-  return *v;
-}
-
-std::optional<double> MapReader::OptNum(std::string_view key, bool allow_zero) {
-  YAML::Node v = Value(key);
-  if (IsAbsent(v)) return std::nullopt;
-  return ScalarNum(v, file_, key, allow_zero);
-}
-
-bool MapReader::Bool(std::string_view key) {
-  std::optional<bool> v = OptBool(key);
-  if (!v) FailMissing(key);
-  return *v;
-}
-
-std::optional<bool> MapReader::OptBool(std::string_view key) {
-  YAML::Node v = Value(key);
-  if (IsAbsent(v)) return std::nullopt;
-  if (v.IsScalar()) {
-    const std::string& s = v.Scalar();
-    if (s == "true" || s == "True" || s == "yes") return true;
-    if (s == "false" || s == "False" || s == "no") return false;
-  }
-  FailAt(key, "expected true or false");
-}
-
-YAML::Node MapReader::Child(std::string_view key) {
-  YAML::Node v = Value(key);
-  if (IsAbsent(v)) FailMissing(key);
-  return v;
-}
-
-void MapReader::Finish() const {
-  // A key read but missing from the reader's list of fields is a bug in
-  // the list. The test suite sets KVPLAN_CHECK_FIELDS (tests/main.cpp; its
-  // kvplan subprocesses inherit it) so that a stale list fails there; for a
-  // user the key is simply read, never an internal error on a valid file.
-  static const bool check = std::getenv("KVPLAN_CHECK_FIELDS") != nullptr;
-  for (const std::string& key : asked_) {
-    if (check && std::find(fields_.begin(), fields_.end(), key) == fields_.end()) {
-      throw std::logic_error(
-          fmt::format("MapReader for {}: '{}' is read but not in its list of fields", what_, key));
-    }
-  }
-  for (const auto& it : node_) {
-    const std::string& key = it.first.Scalar();
-    if (asked_.count(key) == 0) {
-      // A field of the list not read here (one that only some kinds take)
-      // is not its own suggestion.
-      std::vector<std::string> others;
-      for (const std::string& f : fields_) {
-        if (f != key) others.push_back(f);
-      }
-      Fail("{}{}: unknown field in {}{}", PosOf(it.first, file_).Prefix(), key, what_,
-           DidYouMean(key, others));
-    }
-  }
-}
-
-void CheckNameChars(std::string_view text, const std::string& at, std::string_view field) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto b = static_cast<unsigned char>(text[i]);
-    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0u;
-    // U+0080 to U+009F are 0xc2 then the code point's own byte in UTF-8.
-    const unsigned cp = b < 0x20 || b == 0x7f                       ? b
-                        : b == 0xc2 && next >= 0x80 && next <= 0x9f ? next
-                                                                    : 0;
-    if (cp != 0 || b == 0) {
-      Fail("{}{}: has a control character (U+{:04X}); a name is one line of printable text", at,
-           field, cp);
-    }
-  }
-}
-
-std::string YamlQuote(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20 || u == 0x7f) {
-      out += fmt::format("\\x{:02x}", u);
-    } else {
-      out += c;  // UTF-8 passes through as is
-    }
-  }
-  return out + "\"";
-}
-
-uint64_t ScalarU64(const YAML::Node& node, const std::string& file, std::string_view field,
-                   bool allow_zero) {
-  return ScalarU64At(node, PosOf(node, file), field, allow_zero);
-}
-
-uint64_t ScalarU64At(const YAML::Node& node, const SourcePos& pos, std::string_view field,
-                     bool allow_zero) {
-  const std::string at = pos.Prefix();
-  if (!node.IsScalar()) Fail("{}{}: expected an integer", at, field);
-  const std::string& s = node.Scalar();
-  std::string digits;
-  for (char c : s) {
-    if (c == '_') continue;
-    if (c < '0' || c > '9') {
-      if (!s.empty() && s[0] == '-') {
-        Fail("{}{}: must be {}, got {}", at, field, allow_zero ? "0 or more" : "positive", s);
-      }
-      Fail("{}{}: expected a whole number, got '{}'", at, field, s);
-    }
-    digits += c;
-  }
-  if (digits.empty()) Fail("{}{}: expected a whole number, got '{}'", at, field, s);
-  uint64_t value = 0;
-  for (char c : digits) {
-    if (__builtin_mul_overflow(value, 10u, &value) ||
-        __builtin_add_overflow(value, static_cast<uint64_t>(c - '0'), &value)) {
-      Fail("{}{}: {} does not fit in 64 bits", at, field, s);
-    }
-  }
-  if (value == 0 && !allow_zero) Fail("{}{}: must be positive, got 0", at, field);
-  return value;
-}
-
-double ScalarNum(const YAML::Node& node, const std::string& file, std::string_view field,
-                 bool allow_zero) {
-  std::string at = PosOf(node, file).Prefix();
-  if (!node.IsScalar()) Fail("{}{}: expected a number", at, field);
-  const std::string& s = node.Scalar();
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(s.c_str(), &end);
-  // ERANGE is also set on underflow (1e-308 is a denormal, 1e-400 reads as
-  // 0): that is a number, only too small, which a reader's lower limit names.
-  const bool overflow = errno == ERANGE && std::fabs(v) > 1;
-  if (s.empty() || end != s.c_str() + s.size() || overflow) {
-    Fail("{}{}: expected a number, got '{}'", at, field, s);
-  }
-  if (errno == ERANGE && v == 0) v = std::copysign(std::numeric_limits<double>::denorm_min(), v);
-  if (!std::isfinite(v)) Fail("{}{}: must be a finite number, got '{}'", at, field, s);
-  if (v < 0 || (v == 0 && !allow_zero)) Fail("{}{}: must be positive, got {}", at, field, s);
-  return v;
 }
 
 }  // namespace kvplan

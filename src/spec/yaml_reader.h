@@ -20,14 +20,15 @@ namespace kvplan {
 /// is far above any real input (a model spec is ~2 KB, 3 levels, ~150
 /// nodes) and low enough that a hostile file costs milliseconds and a few MB.
 struct YamlLimits {
-  static constexpr size_t kMaxFileBytes = 4 * 1024 * 1024;  // any input file, checked before reading
-  static constexpr size_t kMaxYamlBytes = 1024 * 1024;       // YAML or JSON text, before parsing
-  static constexpr int kMaxDepth = 32;                       // nesting of maps and lists
+  static constexpr size_t kMaxFileBytes =
+      4 * 1024 * 1024;                                  // any input file, checked before reading
+  static constexpr size_t kMaxYamlBytes = 1024 * 1024;  // YAML or JSON text, before parsing
+  static constexpr int kMaxDepth = 32;                  // nesting of maps and lists
   /// Nodes visited when walking the parsed tree, counting every alias use
   /// again: yaml-cpp shares aliased nodes, so a "billion laughs" file is small
   /// in memory but exponential for any reader that walks it.
   static constexpr size_t kMaxNodes = 100'000;
-  static constexpr size_t kMaxScalarBytes = 16 * 1024;       // one key or value
+  static constexpr size_t kMaxScalarBytes = 16 * 1024;  // one key or value
 };
 
 /// Reads a whole file, pipe or device (at most `max_bytes`), a lone CR read as

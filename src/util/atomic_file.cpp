@@ -1,6 +1,7 @@
 #include "util/atomic_file.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,8 +10,6 @@
 #include <cstring>
 #include <filesystem>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "util/error.h"
 
@@ -40,9 +39,10 @@ mode_t CurrentUmask() {
 
 }  // namespace
 
-void WriteFileAtomic(const std::string& path, const std::string& text, bool force) {
+void CheckOutputFile(const std::string& path, bool force) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (path.empty()) Fail("an empty output file name");
   if (fs::is_directory(fs::path(path), ec)) Fail("{}: is a directory, not a file", path);
   // The name itself, not what a link points to: a dangling symlink exists too.
   const fs::file_status own = fs::symlink_status(fs::path(path), ec);
@@ -58,13 +58,25 @@ void WriteFileAtomic(const std::string& path, const std::string& text, bool forc
   }
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
-  std::string tmpl =
-      fmt::format("{}/.{}.tmp-XXXXXX", dir.string(), fs::path(path).filename().string());
+  if (!fs::is_directory(dir, ec)) Fail("{}: the folder {} does not exist", path, dir.string());
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    Fail("{}: cannot write in the folder {}: {}", path, dir.string(), std::strerror(errno));
+  }
+}
+
+void WriteFileAtomic(const std::string& path, const std::string& text, bool force) {
+  namespace fs = std::filesystem;
+  CheckOutputFile(path, force);
+  std::error_code ec;
+  const fs::file_status own = fs::symlink_status(fs::path(path), ec);
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  std::string tmpl = (dir / ".kvplan-XXXXXX").string();
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   int fd = mkstemp(buf.data());
-  if (fd < 0) Fail("{}: cannot create a temporary file in {}: {}", path, dir.string(),
-                   std::strerror(errno));
+  if (fd < 0)
+    Fail("{}: cannot create a temporary file in {}: {}", path, dir.string(), std::strerror(errno));
   std::string tmp(buf.data());
   size_t done = 0;
   while (done < text.size()) {

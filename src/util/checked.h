@@ -28,7 +28,9 @@ inline uint64_t CheckedAdd(uint64_t a, uint64_t b, std::string_view what = "byte
 }
 
 /// ceil(a / b) for b > 0.
-constexpr uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+constexpr uint64_t CeilDiv(uint64_t a, uint64_t b) {
+  return a / b + (a % b != 0 ? 1 : 0);
+}
 
 /// a rounded up to a multiple of b (b > 0), with overflow checked.
 inline uint64_t RoundUp(uint64_t a, uint64_t b, std::string_view what = "rounded count") {

@@ -25,6 +25,15 @@ template <typename... Args>
   throw Error(fmt::format(format, std::forward<Args>(args)...));
 }
 
+/// Writes `text` to stderr with write(2), retrying short writes and
+/// ignoring failures: stderr full (`2>/dev/full`) or closed (`2>&-`) must
+/// not turn an error into an abort, and there is nowhere left to report it.
+/// Never throws.
+void WriteStderr(const std::string& text) noexcept;
+
+/// Prints "kvplan: error: <OneLine(message)>" on stderr (WriteStderr).
+void PrintError(const std::string& message) noexcept;
+
 /// A place in an input file, printed as "file:line:col" (1-based; 0 = unknown).
 struct SourcePos {
   std::string file;

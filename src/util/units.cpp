@@ -4,7 +4,9 @@
 
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 
 #include "util/error.h"
 
@@ -20,13 +22,19 @@ struct Decimal {
 };
 
 // Parses the leading "123" or "1.25" of `text`; returns the rest in `rest`.
-bool ParseDecimal(std::string_view text, Decimal& out, std::string_view& rest) {
+// `too_long` is set when the digits run past 2^100 (far over 2^64: the
+// value is too large, not malformed).
+bool ParseDecimal(std::string_view text, Decimal& out, std::string_view& rest,
+                  bool* too_long = nullptr) {
   size_t i = 0;
   bool any = false, point = false;
   for (; i < text.size(); ++i) {
     char c = text[i];
     if (c >= '0' && c <= '9') {
-      if (out.digits > (static_cast<u128>(1) << 100)) return false;  // absurd
+      if (out.digits > (static_cast<u128>(1) << 100)) {
+        if (too_long != nullptr) *too_long = true;
+        return false;
+      }
       out.digits = out.digits * 10 + static_cast<unsigned>(c - '0');
       if (point) ++out.scale;
       any = true;
@@ -62,9 +70,10 @@ void CheckGrouping(std::string_view t, std::string_view text, std::string_view w
     start = sep + 1;
   }
   if (odd) {
-    Fail("{}: '{}' groups its digits oddly (',' and '_' only between groups of three digits, "
-         "as in 131,072; a decimal point is '.')",
-         what, text);
+    Fail(
+        "{}: '{}' groups its digits oddly (',' and '_' only between groups of three digits, "
+        "as in 131,072; a decimal point is '.')",
+        what, text);
   }
 }
 
@@ -94,7 +103,9 @@ uint64_t Scale(const Decimal& d, uint64_t multiplier, bool exact, std::string_vi
   return static_cast<uint64_t>(v);
 }
 
-std::string Fixed2(double v) { return fmt::format("{:.2f}", v); }
+std::string Fixed2(double v) {
+  return fmt::format("{:.2f}", v);
+}
 
 }  // namespace
 
@@ -105,21 +116,35 @@ uint64_t ParseTokens(std::string_view text, std::string_view what) {
   CheckGrouping(t, text, what);
   Decimal d;
   std::string_view rest;
-  if (!ParseDecimal(t, d, rest)) {
+  bool too_long = false;
+  if (!ParseDecimal(t, d, rest, &too_long)) {
+    if (too_long) Fail("{}: '{}' is too large (over 2^64)", what, text);
     Fail("{}: '{}' is not a number (expected e.g. 4096, 4k = 4000, 4K = 4096)", what, text);
   }
   uint64_t mult = 1;
   if (rest.size() == 1) {
     switch (rest[0]) {
-      case 'k': mult = 1000ull; break;
-      case 'm': mult = 1000ull * 1000; break;
-      case 'g': mult = 1000ull * 1000 * 1000; break;
-      case 'K': mult = kKiB; break;
-      case 'M': mult = kMiB; break;
-      case 'G': mult = kGiB; break;
+      case 'k':
+        mult = 1000ull;
+        break;
+      case 'm':
+        mult = 1000ull * 1000;
+        break;
+      case 'g':
+        mult = 1000ull * 1000 * 1000;
+        break;
+      case 'K':
+        mult = kKiB;
+        break;
+      case 'M':
+        mult = kMiB;
+        break;
+      case 'G':
+        mult = kGiB;
+        break;
       default:
-        Fail("{}: '{}' has an unknown suffix '{}' (use k/m/g = 1000s, K/M/G = 1024s)", what,
-             text, rest);
+        Fail("{}: '{}' has an unknown suffix '{}' (use k/m/g = 1000s, K/M/G = 1024s)", what, text,
+             rest);
     }
   } else if (!rest.empty()) {
     Fail("{}: '{}' has an unknown suffix '{}' (use k/m/g = 1000s, K/M/G = 1024s)", what, text,
@@ -135,7 +160,9 @@ uint64_t ParseBytes(std::string_view text, std::string_view what) {
   CheckGrouping(t, text, what);
   Decimal d;
   std::string_view rest;
-  if (!ParseDecimal(t, d, rest)) {
+  bool too_long = false;
+  if (!ParseDecimal(t, d, rest, &too_long)) {
+    if (too_long) Fail("{}: '{}' is too large (over 2^64)", what, text);
     Fail("{}: '{}' is not a size (expected e.g. 80GB, 80GiB, 3.81GiB, 1000)", what, text);
   }
   rest = Trim(rest);
@@ -172,6 +199,147 @@ uint64_t ParseBytes(std::string_view text, std::string_view what) {
        text, rest);
 }
 
+uint64_t ParseContextTokens(std::string_view text, std::string_view what) {
+  const uint64_t n = ParseTokens(text, what);
+  CheckContextTokens(n, what);
+  return n;
+}
+
+void CheckContextTokens(uint64_t n, std::string_view what) {
+  if (n == 0) Fail("{}: must be at least 1 token", what);
+  if (n > kMaxContextTokens) {
+    Fail("{}: {} tokens is over kvplan's limit of {} (2^30) tokens for a context", what,
+         WithCommas(n), WithCommas(kMaxContextTokens));
+  }
+}
+
+void CheckEngineCount(std::string_view field, uint64_t n, std::string_view what) {
+  const uint64_t max = field == "tp" || field == "pp" || field == "dp" ? kMaxRanks
+                       : field == "block_size"                         ? kMaxBlockTokens
+                                                                       : UINT64_MAX;
+  if (n > max) Fail("{}: {} is over the limit of {}", what, WithCommas(n), WithCommas(max));
+}
+
+namespace {
+
+// Digits from `i` on; returns how many.
+size_t Digits(std::string_view t, size_t& i) {
+  const size_t start = i;
+  while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+  return i - start;
+}
+
+}  // namespace
+
+std::optional<double> TryParseReal(std::string_view text) {
+  const std::string_view t = Trim(text);
+  size_t i = 0;
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+  size_t mantissa = Digits(t, i);
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    mantissa += Digits(t, i);
+  }
+  if (mantissa == 0) return std::nullopt;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (Digits(t, i) == 0) return std::nullopt;
+  }
+  if (i != t.size()) return std::nullopt;
+  // Only the decimal grammar above reaches strtod, so its hex, inf and nan
+  // forms never do; an underflow (1e-400) reads as 0 as in Python.
+  const std::string s(t);
+  errno = 0;
+  const double v = std::strtod(s.c_str(), nullptr);
+  if (!std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+double ParseReal(std::string_view text, std::string_view what) {
+  if (std::optional<double> v = TryParseReal(text)) return *v;
+  const std::string_view t = Trim(text);
+  if (!t.empty() && t.find_first_not_of("0123456789+-.eE") == std::string_view::npos) {
+    Fail("{}: '{}' is too large for a number", what, text);
+  }
+  Fail("{}: '{}' is not a number (decimal digits, an optional '.' and exponent: 0.9, 1e-3)", what,
+       text);
+}
+
+uint64_t ParsePythonInt(std::string_view text, std::string_view what) {
+  std::string_view t = Trim(text);
+  const bool negative = !t.empty() && t.front() == '-';
+  if (!t.empty() && (t.front() == '+' || t.front() == '-')) t.remove_prefix(1);
+  uint64_t v = 0;
+  bool ok = !t.empty() && t.front() != '_' && t.back() != '_';
+  bool overflow = false;
+  for (size_t i = 0; ok && i < t.size(); ++i) {
+    const char c = t[i];
+    if (c == '_') {
+      ok = t[i + 1] != '_';  // single '_' between digits (the last is no '_')
+      continue;
+    }
+    if (c < '0' || c > '9') {
+      ok = false;
+      break;
+    }
+    overflow = overflow || __builtin_mul_overflow(v, 10u, &v) ||
+               __builtin_add_overflow(v, static_cast<uint64_t>(c - '0'), &v);
+  }
+  if (!ok)
+    Fail("{}: '{}' is not an integer (digits only, as the engine's int() reads it)", what, text);
+  if (negative && v != 0) Fail("{}: '{}' is negative", what, text);
+  if (overflow) Fail("{}: '{}' is too large (over 2^64)", what, text);
+  return v;
+}
+
+uint64_t ParseHumanReadableInt(std::string_view text, std::string_view what) {
+  const std::string_view t = Trim(text);
+  static constexpr std::string_view kSuffixes = "kKmMgGtT";
+  if (t.size() >= 2 && kSuffixes.find(t.back()) != std::string_view::npos) {
+    const std::string_view number = t.substr(0, t.size() - 1);
+    const size_t point = number.find('.');
+    const bool digits_ok =
+        !number.empty() && number.find_first_not_of("0123456789.") == std::string_view::npos &&
+        number.front() != '.' && number.back() != '.' &&
+        (point == std::string_view::npos || number.find('.', point + 1) == std::string_view::npos);
+    if (digits_ok) {
+      const char suffix = t.back();
+      const int power = suffix == 'k' || suffix == 'K'   ? 1
+                        : suffix == 'm' || suffix == 'M' ? 2
+                        : suffix == 'g' || suffix == 'G' ? 3
+                                                         : 4;
+      if (suffix >= 'a') {  // decimal: int(float(number) * 10^(3 power)), as vLLM computes it
+        double mult = 1;
+        for (int p = 0; p < power; ++p) mult *= 1000;
+        const double v = std::strtod(std::string(number).c_str(), nullptr) * mult;
+        if (!(v < 18446744073709551616.0)) Fail("{}: '{}' is too large (over 2^64)", what, text);
+        return static_cast<uint64_t>(v);
+      }
+      if (point != std::string_view::npos) {
+        Fail(
+            "{}: '{}': no decimals with a binary suffix such as {} (vLLM refuses it; did you mean "
+            "{}{}?)",
+            what, text, suffix, number, static_cast<char>(suffix - 'A' + 'a'));
+      }
+      // All digits here: ParsePythonInt fails only on a value over 2^64.
+      uint64_t v = 0;
+      try {
+        v = ParsePythonInt(number, what);
+      } catch (const Error&) {
+        Fail("{}: '{}' is too large (over 2^64)", what, text);
+      }
+      for (int p = 0; p < power; ++p) {
+        if (__builtin_mul_overflow(v, uint64_t{1024}, &v)) {
+          Fail("{}: '{}' is too large (over 2^64)", what, text);
+        }
+      }
+      return v;
+    }
+  }
+  return ParsePythonInt(t, what);
+}
+
 std::string Plural(uint64_t n, std::string_view word) {
   return WithCommas(n) + " " + std::string(word) + (n == 1 ? "" : "s");
 }
@@ -188,16 +356,26 @@ std::string WithCommas(uint64_t n) {
   return out;
 }
 
-std::string FormatGiB(uint64_t bytes) {
-  static constexpr std::array<const char*, 5> kNames{"B", "KiB", "MiB", "GiB", "TiB"};
+namespace {
+
+// bytes in the largest of `names` (each `step` times the one before) that
+// keeps the value at or above 1, with two decimals ("3.81 GiB"); plain bytes
+// below the first step.
+std::string FormatScaled(uint64_t bytes, double step, const std::array<const char*, 5>& names) {
   double v = static_cast<double>(bytes);
   size_t i = 0;
-  while (v >= 1024.0 && i + 1 < kNames.size()) {
-    v /= 1024.0;
+  while (v >= step && i + 1 < names.size()) {
+    v /= step;
     ++i;
   }
   if (i == 0) return fmt::format("{} B", bytes);
-  return Fixed2(v) + " " + kNames[i];
+  return Fixed2(v) + " " + names[i];
+}
+
+}  // namespace
+
+std::string FormatGiB(uint64_t bytes) {
+  return FormatScaled(bytes, 1024.0, {"B", "KiB", "MiB", "GiB", "TiB"});
 }
 
 std::string Sig3(double v) {
@@ -206,15 +384,7 @@ std::string Sig3(double v) {
 }
 
 std::string FormatGB(uint64_t bytes) {
-  static constexpr std::array<const char*, 5> kNames{"B", "kB", "MB", "GB", "TB"};
-  double v = static_cast<double>(bytes);
-  size_t i = 0;
-  while (v >= 1000.0 && i + 1 < kNames.size()) {
-    v /= 1000.0;
-    ++i;
-  }
-  if (i == 0) return fmt::format("{} B", bytes);
-  return Fixed2(v) + " " + kNames[i];
+  return FormatScaled(bytes, 1000.0, {"B", "kB", "MB", "GB", "TB"});
 }
 
 std::string FormatBoth(uint64_t bytes) {

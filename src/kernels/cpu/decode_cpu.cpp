@@ -36,8 +36,8 @@ struct Partial {
 // 4 KiB page (0, 640, 1280, ... bytes). The core checks a load against
 // earlier stores by the low 12 address bits only, so a load from one buffer
 // at the same page offset as a store to another waits for it (4K aliasing):
-// with separate vectors, where malloc happened to put them decided it, and
-// the group-8 kernel ran at half speed in some processes and not others.
+// with separate vectors, where malloc happens to put them decides it, and
+// the group-8 kernel can run at half speed in one process and not another.
 class ThreadArena {
  public:
   explicit ThreadArena(std::initializer_list<int64_t> floats) {
@@ -66,11 +66,10 @@ class ThreadArena {
 
 }  // namespace
 
-// A static split (one range per thread) made every step wait for the
-// slowest thread, and on a shared host one vCPU often ran 5-12 % behind the
-// other for a whole step (measured at 256 MiB); with guided chunks the
-// faster thread takes more of the tail (docs/perf.md, "2026-11-30 (06:45-07:50
-// UTC)").
+// Guided chunks rather than a static split (one range per thread), which
+// makes every step wait for the slowest thread: on a shared host one vCPU
+// often runs behind the other for a whole step, and with guided chunks the
+// faster thread takes more of the tail.
 std::vector<int64_t> ChunkCuts(int64_t total, int threads, int64_t min_chunk) {
   std::vector<int64_t> cuts{0};
   if (threads == 1 || total / (4 * threads) < min_chunk) {
@@ -99,8 +98,8 @@ bool CpuHasAvx2() {
 bool CpuHasAvx512() {
 #if defined(__x86_64__) || defined(__i386__)
   // libgcc's check includes the OS saving the 512-bit state (XCR0).
-  static const bool has = CpuHasAvx2() && __builtin_cpu_supports("avx512f") &&
-                          __builtin_cpu_supports("avx512bw");
+  static const bool has =
+      CpuHasAvx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
   return has;
 #else
   return false;
@@ -126,10 +125,14 @@ bool FarPrefetchOn(CpuDecodeOptions::FarPrefetch far_prefetch) {
 
 std::string_view SimdName(SimdPath p) {
   switch (p) {
-    case SimdPath::kAuto: return "auto";
-    case SimdPath::kScalar: return "scalar";
-    case SimdPath::kAvx2: return "avx2";
-    case SimdPath::kAvx512: return "avx512";
+    case SimdPath::kAuto:
+      return "auto";
+    case SimdPath::kScalar:
+      return "scalar";
+    case SimdPath::kAvx2:
+      return "avx2";
+    case SimdPath::kAvx512:
+      return "avx512";
   }
   return "?";
 }
@@ -153,8 +156,9 @@ SimdPath ResolveSimd(SimdPath requested, int64_t head_dim) {
     Fail("the AVX2 path was requested but this CPU lacks avx2, fma or f16c");
   }
   if (requested == SimdPath::kAvx512 && !CpuHasAvx512()) {
-    Fail("the AVX-512 path was requested but this CPU lacks avx512f or avx512bw "
-         "(or avx2, fma, f16c)");
+    Fail(
+        "the AVX-512 path was requested but this CPU lacks avx512f or avx512bw "
+        "(or avx2, fma, f16c)");
   }
   if (requested == SimdPath::kAuto) {
     requested = CpuHasAvx512() ? SimdPath::kAvx512
@@ -187,8 +191,8 @@ void DecodeAttentionCpu(const DecodeArgs& a, const CpuDecodeOptions& options) {
   // block by block, every KV head of the block before the next block. A
   // block's heads are adjacent in memory ([block][kv_head][token][dim]), so
   // that order reads whole blocks (32 KiB of K at 16 tokens x 8 heads x 128
-  // fp16) where a head at a time read 4 KiB pieces scattered over the pool:
-  // 53 % of the read ceiling against 82 % for 128-token blocks (docs/perf.md).
+  // fp16) where a head at a time would read 4 KiB pieces scattered over the
+  // pool, which streams far below the read ceiling.
   const bool by_block = c.layout.kind == KvLayoutKind::kPaged && hkv > 1;
   const int64_t heads = by_block ? hkv : 1;  // KV heads a stream carries
   const int64_t streams = by_block ? sh.batch : sh.batch * hkv;

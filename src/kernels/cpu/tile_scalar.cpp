@@ -19,16 +19,20 @@ void Widen(const void* src, int64_t n, int64_t d, KvDtype dtype, float* dst) {
       for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<const float*>(src)[i];
       return;
     case KvDtype::kFp16:
-      for (int64_t i = 0; i < count; ++i) dst[i] = HalfToFloat(static_cast<const uint16_t*>(src)[i]);
+      for (int64_t i = 0; i < count; ++i)
+        dst[i] = HalfToFloat(static_cast<const uint16_t*>(src)[i]);
       return;
     case KvDtype::kBf16:
-      for (int64_t i = 0; i < count; ++i) dst[i] = Bf16ToFloat(static_cast<const uint16_t*>(src)[i]);
+      for (int64_t i = 0; i < count; ++i)
+        dst[i] = Bf16ToFloat(static_cast<const uint16_t*>(src)[i]);
       return;
     case KvDtype::kInt8:
-      for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<float>(static_cast<const int8_t*>(src)[i]);
+      for (int64_t i = 0; i < count; ++i)
+        dst[i] = static_cast<float>(static_cast<const int8_t*>(src)[i]);
       return;
     case KvDtype::kFp8E4M3:
-      for (int64_t i = 0; i < count; ++i) dst[i] = Fp8E4M3ToFloat(static_cast<const uint8_t*>(src)[i]);
+      for (int64_t i = 0; i < count; ++i)
+        dst[i] = Fp8E4M3ToFloat(static_cast<const uint8_t*>(src)[i]);
       return;
   }
 }
@@ -53,8 +57,10 @@ void ProcessRunScalar(const float* q, int64_t group, int64_t d, KvDtype dtype, c
   const uint64_t esize = ElementBytes(dtype);
   for (int64_t t0 = 0; t0 < run.n; t0 += tile) {
     const int64_t n = std::min(tile, run.n - t0);
-    const auto* kraw = static_cast<const unsigned char*>(run.k) + static_cast<uint64_t>(t0 * d) * esize;
-    const auto* vraw = static_cast<const unsigned char*>(run.v) + static_cast<uint64_t>(t0 * d) * esize;
+    const auto* kraw =
+        static_cast<const unsigned char*>(run.k) + static_cast<uint64_t>(t0 * d) * esize;
+    const auto* vraw =
+        static_cast<const unsigned char*>(run.v) + static_cast<uint64_t>(t0 * d) * esize;
     const float* k = reinterpret_cast<const float*>(kraw);
     const float* v = reinterpret_cast<const float*>(vraw);
     if (dtype != KvDtype::kFp32) {

@@ -12,12 +12,12 @@ namespace kvplan::kernels::cuda {
 
 }  // namespace kvplan::kernels::cuda
 
-#define KVPLAN_CUDA_CHECK(call)                                                        \
-  do {                                                                                 \
-    const cudaError_t kvplan_cuda_err_ = (call);                                       \
-    if (kvplan_cuda_err_ != cudaSuccess) {                                             \
+#define KVPLAN_CUDA_CHECK(call)                                                             \
+  do {                                                                                      \
+    const cudaError_t kvplan_cuda_err_ = (call);                                            \
+    if (kvplan_cuda_err_ != cudaSuccess) {                                                  \
       ::kvplan::kernels::cuda::ThrowCudaError(kvplan_cuda_err_, #call, __FILE__, __LINE__); \
-    }                                                                                  \
+    }                                                                                       \
   } while (0)
 
 /// After a <<<...>>> launch: configuration errors surface at once.

@@ -5,6 +5,8 @@
 
 namespace kvplan::kernels::cuda {
 
-DecodeKernelFn DecodeKernelBf16(int head_dim, int gp) { return SelectDecodeKernel<Bf16Elems>(head_dim, gp); }
+DecodeKernelFn DecodeKernelBf16(int head_dim, int gp) {
+  return SelectDecodeKernel<Bf16Elems>(head_dim, gp);
+}
 
 }  // namespace kvplan::kernels::cuda

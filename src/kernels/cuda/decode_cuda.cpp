@@ -19,17 +19,28 @@ PreparedDecode PrepareDecode(KvDtype dtype, int64_t head_dim, int64_t group) {
   p.group_chunks = GroupChunks(group);
   const int d = static_cast<int>(head_dim);
   switch (dtype) {
-    case KvDtype::kFp16: p.kernel = DecodeKernelFp16(d, p.gp); break;
-    case KvDtype::kBf16: p.kernel = DecodeKernelBf16(d, p.gp); break;
-    case KvDtype::kFp8E4M3: p.kernel = DecodeKernelFp8(d, p.gp); break;
-    default: break;
+    case KvDtype::kFp16:
+      p.kernel = DecodeKernelFp16(d, p.gp);
+      break;
+    case KvDtype::kBf16:
+      p.kernel = DecodeKernelBf16(d, p.gp);
+      break;
+    case KvDtype::kFp8E4M3:
+      p.kernel = DecodeKernelFp8(d, p.gp);
+      break;
+    default:
+      break;
   }
-  if (p.kernel == nullptr) Fail("no CUDA decode kernel for head_dim {} and group {}", head_dim, group);
-  p.smem_bytes = DecodeSharedBytes(d, static_cast<int>(ElementBytes(dtype)), HasScales(dtype), p.gp);
-  KVPLAN_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(p.kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+  if (p.kernel == nullptr)
+    Fail("no CUDA decode kernel for head_dim {} and group {}", head_dim, group);
+  p.smem_bytes =
+      DecodeSharedBytes(d, static_cast<int>(ElementBytes(dtype)), HasScales(dtype), p.gp);
+  KVPLAN_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(p.kernel),
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(p.smem_bytes)));
   KVPLAN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &p.blocks_per_sm, reinterpret_cast<const void*>(p.kernel), kDecodeThreads, static_cast<size_t>(p.smem_bytes)));
+      &p.blocks_per_sm, reinterpret_cast<const void*>(p.kernel), kDecodeThreads,
+      static_cast<size_t>(p.smem_bytes)));
   if (p.blocks_per_sm < 1) {
     Fail("the CUDA decode kernel cannot run on this device ({} bytes of shared memory per block)",
          p.smem_bytes);

@@ -16,10 +16,10 @@ namespace kvplan::kernels::cuda {
 /// A configured kernel instantiation for one (dtype, head_dim, group).
 struct PreparedDecode {
   DecodeKernelFn kernel = nullptr;
-  int gp = 0;               // query heads per block
-  int64_t group_chunks = 0; // blocks per KV head along its query heads
-  int64_t smem_bytes = 0;   // dynamic shared memory per block
-  int blocks_per_sm = 0;    // occupancy reported by the runtime
+  int gp = 0;                // query heads per block
+  int64_t group_chunks = 0;  // blocks per KV head along its query heads
+  int64_t smem_bytes = 0;    // dynamic shared memory per block
+  int blocks_per_sm = 0;     // occupancy reported by the runtime
   int sm_count = 0;
 };
 

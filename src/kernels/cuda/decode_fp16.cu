@@ -5,6 +5,8 @@
 
 namespace kvplan::kernels::cuda {
 
-DecodeKernelFn DecodeKernelFp16(int head_dim, int gp) { return SelectDecodeKernel<Fp16Elems>(head_dim, gp); }
+DecodeKernelFn DecodeKernelFp16(int head_dim, int gp) {
+  return SelectDecodeKernel<Fp16Elems>(head_dim, gp);
+}
 
 }  // namespace kvplan::kernels::cuda

@@ -5,6 +5,8 @@
 
 namespace kvplan::kernels::cuda {
 
-DecodeKernelFn DecodeKernelFp8(int head_dim, int gp) { return SelectDecodeKernel<Fp8E4M3Elems>(head_dim, gp); }
+DecodeKernelFn DecodeKernelFp8(int head_dim, int gp) {
+  return SelectDecodeKernel<Fp8E4M3Elems>(head_dim, gp);
+}
 
 }  // namespace kvplan::kernels::cuda

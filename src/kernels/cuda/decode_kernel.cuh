@@ -112,7 +112,9 @@ __device__ __forceinline__ void CpAsync4(void* smem, const void* gmem, bool vali
                : "memory");
 }
 
-__device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void CpAsyncCommit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
 
 template <int kPending>
 __device__ __forceinline__ void CpAsyncWait() {
@@ -121,9 +123,9 @@ __device__ __forceinline__ void CpAsyncWait() {
 
 template <typename Elems, int kHeadDim, int kGp>
 __global__ void __launch_bounds__(kDecodeThreads) DecodeSplitKernel(const DeviceDecodeArgs a) {
-  constexpr int kTpr = ThreadsPerRow(kHeadDim);      // lanes per row
-  constexpr int kGroups = RowGroups(kHeadDim);       // rows side by side
-  constexpr int kTile = TileTokens(kHeadDim);        // rows per tile
+  constexpr int kTpr = ThreadsPerRow(kHeadDim);  // lanes per row
+  constexpr int kGroups = RowGroups(kHeadDim);   // rows side by side
+  constexpr int kTile = TileTokens(kHeadDim);    // rows per tile
   constexpr int kRowBytes = kHeadDim * Elems::kBytes;
   constexpr int kVecPerRow = kRowBytes / 16;
   constexpr int kVecPerThread = kTile * kVecPerRow / kDecodeThreads;
@@ -152,21 +154,27 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodeSplitKernel(const Device
   const int num_tiles = (end - start + kTile - 1) / kTile;
 
   const int tid = threadIdx.x;
-  const int rg = tid / kTpr;                           // this thread's row group
-  const int e0 = (tid % kTpr) * kElemsPerThread;       // its first element
-  const int qh0 = kvh * group + g_first;               // first query head served
+  const int rg = tid / kTpr;                      // this thread's row group
+  const int e0 = (tid % kTpr) * kElemsPerThread;  // its first element
+  const int qh0 = kvh * group + g_first;          // first query head served
 
   float q[kGp][kElemsPerThread];
   const float q_mul = a.softmax_scale * kLog2e;
 #pragma unroll
   for (int g = 0; g < kGp; ++g) {
     if (g < g_count) {
-      const float4* src = reinterpret_cast<const float4*>(
-          a.q + (int64_t{b} * a.q_heads + qh0 + g) * kHeadDim + e0);
+      const float4* src =
+          reinterpret_cast<const float4*>(a.q + (int64_t{b} * a.q_heads + qh0 + g) * kHeadDim + e0);
       const float4 lo = src[0];
       const float4 hi = src[1];
-      q[g][0] = lo.x * q_mul; q[g][1] = lo.y * q_mul; q[g][2] = lo.z * q_mul; q[g][3] = lo.w * q_mul;
-      q[g][4] = hi.x * q_mul; q[g][5] = hi.y * q_mul; q[g][6] = hi.z * q_mul; q[g][7] = hi.w * q_mul;
+      q[g][0] = lo.x * q_mul;
+      q[g][1] = lo.y * q_mul;
+      q[g][2] = lo.z * q_mul;
+      q[g][3] = lo.w * q_mul;
+      q[g][4] = hi.x * q_mul;
+      q[g][5] = hi.y * q_mul;
+      q[g][6] = hi.z * q_mul;
+      q[g][7] = hi.w * q_mul;
     } else {
 #pragma unroll
       for (int j = 0; j < kElemsPerThread; ++j) q[g][j] = 0.f;  // padding head: never written
@@ -314,9 +322,9 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodeSplitKernel(const Device
   // thread's copies (only empty groups by now) and reads are done.
   CpAsyncWait<0>();
   __syncthreads();
-  float* sm_o = reinterpret_cast<float*>(smem);          // [kGroups][kGp][kHeadDim]
-  float* sm_m = sm_o + kGroups * kGp * kHeadDim;          // [kGroups][kGp]
-  float* sm_l = sm_m + kGroups * kGp;                     // [kGroups][kGp]
+  float* sm_o = reinterpret_cast<float*>(smem);   // [kGroups][kGp][kHeadDim]
+  float* sm_m = sm_o + kGroups * kGp * kHeadDim;  // [kGroups][kGp]
+  float* sm_l = sm_m + kGroups * kGp;             // [kGroups][kGp]
   if (e0 == 0) {
 #pragma unroll
     for (int g = 0; g < kGp; ++g) {
@@ -356,7 +364,8 @@ __global__ void __launch_bounds__(kDecodeThreads) DecodeSplitKernel(const Device
     } else {
       a.partial_o[(head * a.max_splits + split) * kHeadDim + i] = value;
       if (i == 0) {
-        a.partial_lse[head * a.max_splits + split] = sum_l > 0.f ? m_use + __log2f(sum_l) : -INFINITY;
+        a.partial_lse[head * a.max_splits + split] =
+            sum_l > 0.f ? m_use + __log2f(sum_l) : -INFINITY;
       }
     }
   }
@@ -369,11 +378,16 @@ namespace kvplan::kernels::cuda {
 template <typename Elems, int kHeadDim>
 DecodeKernelFn SelectForGroup(int gp) {
   switch (gp) {
-    case 1: return &DecodeSplitKernel<Elems, kHeadDim, 1>;
-    case 2: return &DecodeSplitKernel<Elems, kHeadDim, 2>;
-    case 4: return &DecodeSplitKernel<Elems, kHeadDim, 4>;
-    case 8: return &DecodeSplitKernel<Elems, kHeadDim, 8>;
-    default: return nullptr;
+    case 1:
+      return &DecodeSplitKernel<Elems, kHeadDim, 1>;
+    case 2:
+      return &DecodeSplitKernel<Elems, kHeadDim, 2>;
+    case 4:
+      return &DecodeSplitKernel<Elems, kHeadDim, 4>;
+    case 8:
+      return &DecodeSplitKernel<Elems, kHeadDim, 8>;
+    default:
+      return nullptr;
   }
 }
 
@@ -381,10 +395,14 @@ DecodeKernelFn SelectForGroup(int gp) {
 template <typename Elems>
 DecodeKernelFn SelectDecodeKernel(int head_dim, int gp) {
   switch (head_dim) {
-    case 64: return SelectForGroup<Elems, 64>(gp);
-    case 128: return SelectForGroup<Elems, 128>(gp);
-    case 256: return SelectForGroup<Elems, 256>(gp);
-    default: return nullptr;
+    case 64:
+      return SelectForGroup<Elems, 64>(gp);
+    case 128:
+      return SelectForGroup<Elems, 128>(gp);
+    case 256:
+      return SelectForGroup<Elems, 256>(gp);
+    default:
+      return nullptr;
   }
 }
 

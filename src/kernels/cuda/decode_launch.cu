@@ -50,7 +50,8 @@ cudaError_t EnqueueSpin(int64_t cycles, cudaStream_t stream) {
 
 cudaError_t EnqueueDecode(DecodeKernelFn kernel, int64_t smem_bytes, const DeviceDecodeArgs& args,
                           unsigned y_blocks, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(args.max_splits), y_blocks, static_cast<unsigned>(args.batch));
+  const dim3 grid(static_cast<unsigned>(args.max_splits), y_blocks,
+                  static_cast<unsigned>(args.batch));
   kernel<<<grid, kDecodeThreads, static_cast<size_t>(smem_bytes), stream>>>(args);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess || args.max_splits == 1) return err;

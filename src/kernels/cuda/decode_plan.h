@@ -39,13 +39,19 @@ constexpr bool SupportedDtype(KvDtype dtype) {
 }
 
 /// Threads sharing one cache row: head_dim / 8 (8, 16 or 32, within a warp).
-KVPLAN_HD constexpr int ThreadsPerRow(int head_dim) { return head_dim / kElemsPerThread; }
+KVPLAN_HD constexpr int ThreadsPerRow(int head_dim) {
+  return head_dim / kElemsPerThread;
+}
 
 /// Rows processed side by side in a block: 128 / ThreadsPerRow.
-KVPLAN_HD constexpr int RowGroups(int head_dim) { return kDecodeThreads / ThreadsPerRow(head_dim); }
+KVPLAN_HD constexpr int RowGroups(int head_dim) {
+  return kDecodeThreads / ThreadsPerRow(head_dim);
+}
 
 /// Tokens per pipeline tile: 4 rows per thread x RowGroups = 4096 / head_dim.
-KVPLAN_HD constexpr int TileTokens(int head_dim) { return kRowsPerThread * RowGroups(head_dim); }
+KVPLAN_HD constexpr int TileTokens(int head_dim) {
+  return kRowsPerThread * RowGroups(head_dim);
+}
 
 /// Query heads one block serves: the smallest of 1, 2, 4, 8 that covers the
 /// group (groups above 8 are served by several blocks of 8).
@@ -99,7 +105,8 @@ inline SplitPlan ChooseSplits(const std::vector<int64_t>& seq_lens, int64_t head
   }
   const int64_t slots = std::max<int64_t>(1, int64_t{sm_count} * std::max(1, blocks_per_sm));
   const auto round_up = [](int64_t x) {
-    return std::max<int64_t>(kSplitGranule, (x + kSplitGranule - 1) / kSplitGranule * kSplitGranule);
+    return std::max<int64_t>(kSplitGranule,
+                             (x + kSplitGranule - 1) / kSplitGranule * kSplitGranule);
   };
   const int64_t work = total * head_blocks;
   SplitPlan plan;
@@ -137,8 +144,8 @@ KVPLAN_HD inline int64_t KvRowIndex(const DeviceLayout& l, int32_t b, int32_t kv
 
 /// Everything the device kernels read; all pointers are device pointers.
 struct DeviceDecodeArgs {
-  const float* q = nullptr;        // [batch][q_heads][head_dim]
-  const void* k = nullptr;         // cache elements, rows addressed by KvRowIndex
+  const float* q = nullptr;  // [batch][q_heads][head_dim]
+  const void* k = nullptr;   // cache elements, rows addressed by KvRowIndex
   const void* v = nullptr;
   const float* k_scale = nullptr;  // scaled dtypes: one per row
   const float* v_scale = nullptr;

@@ -1,0 +1,23 @@
+// The MODEL argument of size, capacity, latency and check: resolved in the
+// one order of import/resolve, with the route written on stderr when the
+// model came from somewhere the argument does not name outright (the local
+// Hugging Face cache, the Hub, a derivative name's catalog base), and every
+// assumption as a note. stdout stays the command's output alone.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <string_view>
+
+#include "spec/model_spec.h"
+
+namespace kvplan {
+
+/// Resolves `arg` at `revision`; prints "kvplan: model: ..." and
+/// "kvplan: note: ..." lines on stderr as above. Throws Error.
+ModelSpec LoadModelAndSay(std::string_view arg, const std::string& revision = "main");
+
+/// Adds --revision (a branch, tag or commit of the Hub repo; default main).
+void AddRevisionOption(CLI::App* sub, std::string& revision);
+
+}  // namespace kvplan

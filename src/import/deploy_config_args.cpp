@@ -1,0 +1,389 @@
+// A deployment config's engine.args: the table of each engine's keys (under
+// the engine's own names, with the EngineArgs field each sets), reading and
+// checking their values, and vLLM's CUDA-graph keys (its capture sizes,
+// optimization_level and compilation_config). The document around them is
+// read by deploy_config_reader.cpp.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+
+#include "import/deploy_config_internal.h"
+#include "import/vllm_args.h"
+#include "plan/weights.h"
+#include "spec/cache_dtype.h"
+#include "spec/json_syntax.h"
+#include "util/units.h"
+
+namespace kvplan {
+namespace {
+
+enum class ArgType { kTokens, kCount, kFraction, kBool, kNotBool, kText, kBytes };
+
+struct ArgKey {
+  const char* key;    // the engine's own name
+  const char* field;  // EngineArgs field
+  ArgType type;
+};
+
+// Each engine's flags, under the names its own config files and CLI use
+// (dashes become underscores, as vLLM's and SGLang's YAML configs write them).
+const std::vector<ArgKey>& KeysFor(const std::string& engine) {
+  static const std::vector<ArgKey> kVllm = {
+      {"max_model_len", "max_model_len", ArgType::kTokens},
+      {"max_num_seqs", "max_num_seqs", ArgType::kCount},
+      {"gpu_memory_utilization", "memory_fraction", ArgType::kFraction},
+      {"kv_cache_dtype", "kv_cache_dtype", ArgType::kText},
+      {"tensor_parallel_size", "tp", ArgType::kCount},
+      {"pipeline_parallel_size", "pp", ArgType::kCount},
+      {"data_parallel_size", "dp", ArgType::kCount},
+      {"block_size", "block_size", ArgType::kCount},
+      {"enable_prefix_caching", "prefix_caching", ArgType::kBool},
+      {"max_num_batched_tokens", "max_num_batched_tokens", ArgType::kTokens},
+      {"kv_cache_memory_bytes", "kv_cache_memory_bytes", ArgType::kBytes},
+      {"enforce_eager", "enforce_eager", ArgType::kBool},
+      {"max_cudagraph_capture_size", "cuda_graph_max_bs", ArgType::kCount},
+      {"dtype", "weight_dtype", ArgType::kText},
+      {"quantization", "quantization", ArgType::kText},
+  };
+  static const std::vector<ArgKey> kSglang = {
+      {"context_length", "max_model_len", ArgType::kTokens},
+      {"max_running_requests", "max_num_seqs", ArgType::kCount},
+      {"mem_fraction_static", "memory_fraction", ArgType::kFraction},
+      {"kv_cache_dtype", "kv_cache_dtype", ArgType::kText},
+      {"tp_size", "tp", ArgType::kCount},
+      {"pp_size", "pp", ArgType::kCount},
+      {"dp_size", "dp", ArgType::kCount},
+      {"page_size", "block_size", ArgType::kCount},
+      {"disable_radix_cache", "prefix_caching", ArgType::kNotBool},
+      {"chunked_prefill_size", "max_num_batched_tokens", ArgType::kTokens},
+      {"max_total_tokens", "max_total_tokens", ArgType::kTokens},
+      {"disable_cuda_graph", "enforce_eager", ArgType::kBool},
+      {"cuda_graph_max_bs", "cuda_graph_max_bs", ArgType::kCount},
+      {"dtype", "weight_dtype", ArgType::kText},
+      {"quantization", "quantization", ArgType::kText},
+  };
+  static const std::vector<ArgKey> kTrtllm = {
+      {"max_seq_len", "max_model_len", ArgType::kTokens},
+      {"max_batch_size", "max_num_seqs", ArgType::kCount},
+      {"free_gpu_memory_fraction", "memory_fraction", ArgType::kFraction},
+      {"kv_cache_dtype", "kv_cache_dtype", ArgType::kText},
+      {"tp_size", "tp", ArgType::kCount},
+      {"pp_size", "pp", ArgType::kCount},
+      {"tokens_per_block", "block_size", ArgType::kCount},
+      {"enable_block_reuse", "prefix_caching", ArgType::kBool},
+      {"max_num_tokens", "max_num_batched_tokens", ArgType::kTokens},
+      {"max_gpu_total_bytes", "max_gpu_total_bytes", ArgType::kBytes},
+      {"dtype", "weight_dtype", ArgType::kText},
+  };
+  static const std::vector<ArgKey> kLlamaCpp = {
+      {"ctx_size", "n_ctx", ArgType::kTokens},
+      {"parallel", "max_num_seqs", ArgType::kCount},
+      {"cache_type_k", "kv_cache_dtype", ArgType::kText},
+      {"cache_type_v", "cache_type_v", ArgType::kText},
+      {"ubatch_size", "max_num_batched_tokens", ArgType::kTokens},
+      {"swa_full", "swa_full", ArgType::kBool},
+  };
+  if (engine == "sglang") return kSglang;
+  if (engine == "trtllm") return kTrtllm;
+  if (engine == "llama.cpp") return kLlamaCpp;
+  return kVllm;
+}
+
+// A list of CUDA-graph batch sizes at `node` (`field` in messages): positive
+// integers, at least one. `json`: the node comes from a JSON string in the
+// file, so errors point at `at` (the string), not inside it.
+std::vector<uint64_t> GraphSizeList(const YAML::Node& node, const SourcePos& at,
+                                    const std::string& field, bool json) {
+  if (!node.IsSequence() || node.size() == 0) {
+    Fail("{}{}: expected a list of batch sizes, e.g. [1, 2, 4, 8]", at.Prefix(), field);
+  }
+  std::vector<uint64_t> sizes;
+  for (const YAML::Node& item : node) {
+    sizes.push_back(ScalarU64At(item, json ? at : PosOf(item, at.file), field));
+  }
+  return sizes;
+}
+
+// A list of vLLM CUDA-graph sizes from `key` into `a`; a second list (the
+// other name, or the compilation config's) is refused, as vLLM refuses it.
+void SetGraphList(EngineArgs& a, const YAML::Node& node, const SourcePos& at,
+                  const std::string& key, bool json) {
+  if (a.names.count("cuda_graph_sizes")) {
+    Fail("{}{}: sets the same setting as '{}' (vLLM refuses both)", at.Prefix(), key,
+         a.names["cuda_graph_sizes"]);
+  }
+  a.cuda_graph_sizes = GraphSizeList(node, at, key, json);
+  a.names["cuda_graph_sizes"] = key;
+  a.pos["cuda_graph_sizes"] = at;
+}
+
+// vLLM's `compilation_config` (present in `r`), a map or the JSON string
+// `vllm serve -cc` takes: its max_cudagraph_capture_size,
+// cudagraph_capture_sizes and cudagraph_mode (NONE: no graphs) are read; its
+// other keys (backend, passes, ...) change no memory kvplan models and are
+// left to vLLM to check. Returns whether a cudagraph_mode was given.
+bool ReadCompilationConfig(MapReader& r, EngineArgs& a) {
+  const SourcePos at = r.Pos("compilation_config");
+  YAML::Node cc = r.Child("compilation_config");
+  const bool json = cc.IsScalar();  // positions inside it are the string's: use the key's
+  if (json) {
+    // vLLM's -cc takes JSON; YAML's flow style reads it, so a string that
+    // is not JSON's `{...}` is refused here rather than read as YAML.
+    const std::string text = cc.Scalar();
+    const size_t first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos || text[first] != '{') {
+      Fail(
+          "{}compilation_config: expected a map, or vLLM's JSON object as a string "
+          "('{{\"cudagraph_mode\": \"NONE\"}}')",
+          at.Prefix());
+    }
+    CheckJsonSyntax(text, at.Prefix() + "compilation_config");  // as vLLM parses it
+    cc = ParseYaml(text, at.Prefix() + "compilation_config");
+  }
+  if (!cc.IsMap()) {
+    Fail("{}compilation_config: expected a map (or vLLM's JSON string) of compilation settings",
+         at.Prefix());
+  }
+  bool mode_given = false;
+  for (const auto& kv : cc) {
+    const std::string key = kv.first.Scalar();
+    const std::string field = "compilation_config." + key;
+    const SourcePos p = json ? at : PosOf(kv.second, at.file);
+    if (kv.second.IsNull()) continue;  // vLLM's default
+    if (key == "cudagraph_capture_sizes") {
+      SetGraphList(a, kv.second, p, field, json);
+    } else if (key == "max_cudagraph_capture_size") {
+      if (a.names.count("cuda_graph_max_bs")) {
+        Fail("{}{}: sets the same setting as '{}'", p.Prefix(), field,
+             a.names["cuda_graph_max_bs"]);
+      }
+      a.cuda_graph_max_bs = ScalarU64At(kv.second, p, field);
+      a.names["cuda_graph_max_bs"] = field;
+      a.pos["cuda_graph_max_bs"] = p;
+    } else if (key == "cudagraph_mode") {
+      if (!kv.second.IsScalar()) Fail("{}{}: expected a mode such as NONE", p.Prefix(), field);
+      mode_given = true;
+      if (CudagraphMode(kv.second.Scalar(), p.Prefix() + field) == "NONE") {
+        a.enforce_eager = true;
+        a.names["enforce_eager"] = field + " NONE";
+        a.pos["enforce_eager"] = p;
+      }
+    }
+  }
+  return mode_given;
+}
+
+// vLLM's CUDA graphs beyond max_cudagraph_capture_size (read with the other
+// keys): the batch sizes to capture, `cudagraph_capture_sizes` or, as older
+// vLLM named it, `cuda_graph_sizes`; `compilation_config`; and
+// optimization_level, whose 0 turns graphs off.
+constexpr const char* kVllmGraphKeys[] = {"cudagraph_capture_sizes", "cuda_graph_sizes",
+                                          "optimization_level", "compilation_config"};
+
+void ReadVllmGraphs(MapReader& r, EngineArgs& a) {
+  for (const char* key : {"cudagraph_capture_sizes", "cuda_graph_sizes"}) {
+    if (r.Has(key)) {
+      SetGraphList(a, r.Child(key), r.Pos(key), key, false);
+    } else {
+      r.OptStr(key);  // mark as known
+    }
+  }
+  // optimization_level 0 (vllm serve -O0) captures no graphs where no
+  // cudagraph_mode is given (vLLM fills unset fields from the level).
+  std::optional<SourcePos> level0;
+  if (r.Has("optimization_level")) {
+    const uint64_t level = r.U64("optimization_level", /*allow_zero=*/true);
+    if (level > 3) {
+      Fail("{}optimization_level: expected 0-3, got {}", r.Pos("optimization_level").Prefix(),
+           level);
+    }
+    if (level == 0) level0 = r.Pos("optimization_level");
+  } else {
+    r.OptStr("optimization_level");
+  }
+  bool mode_given = false;
+  if (r.Has("compilation_config")) {
+    mode_given = ReadCompilationConfig(r, a);
+  } else {
+    r.OptStr("compilation_config");
+  }
+  if (level0 && !mode_given) {
+    a.enforce_eager = true;
+    a.names["enforce_eager"] = "optimization_level 0";
+    a.pos["enforce_eager"] = *level0;
+  }
+}
+
+// llama.cpp's cache_type_k and cache_type_v, once either is given: equal,
+// since kvplan models one cache type for both. Drops the value markers
+// ReadArgs left in a.pos.
+void CheckLlamaCppCacheTypes(EngineArgs& a) {
+  // kvplan models one cache type for K and V: llama.cpp keeps the other at
+  // f16 when only one is given, so both must be stated, and equal.
+  std::string v;
+  for (const auto& [key, p] : a.pos) {
+    if (key.rfind("cache_type_v_value:", 0) == 0) v = key.substr(19);
+  }
+  std::string k = a.kv_cache_dtype.value_or("");
+  if (k != v) {
+    SourcePos at = a.pos.count("cache_type_v") ? a.pos["cache_type_v"] : a.pos["kv_cache_dtype"];
+    Fail(
+        "{}{}: cache_type_k '{}' and cache_type_v '{}' differ (llama.cpp's default is f16); "
+        "kvplan models one cache type for K and V, so give both, equal",
+        at.Prefix(), k.empty() ? "cache_type_k" : "cache_type_v", k.empty() ? "f16" : k,
+        v.empty() ? "f16" : v);
+  }
+  for (auto it = a.pos.begin(); it != a.pos.end();) {
+    it = it->first.rfind("cache_type_v_value:", 0) == 0 ? a.pos.erase(it) : std::next(it);
+  }
+}
+
+void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
+  for (const ArgKey& k : KeysFor(engine)) {
+    std::optional<uint64_t>* u = nullptr;
+    std::string f = k.field;
+    if (!r.Has(k.key)) {
+      r.OptStr(k.key);  // mark as known
+      continue;
+    }
+    if (a.names.count(f)) {
+      Fail("{}{}: sets the same setting as '{}'", r.Pos(k.key).Prefix(), k.key, a.names[f]);
+    }
+    a.names[f] = k.key;
+    a.pos[f] = r.Pos(k.key);
+    if (f == "max_model_len")
+      u = &a.max_model_len;
+    else if (f == "max_num_seqs")
+      u = &a.max_num_seqs;
+    else if (f == "tp")
+      u = &a.tp;
+    else if (f == "pp")
+      u = &a.pp;
+    else if (f == "dp")
+      u = &a.dp;
+    else if (f == "block_size")
+      u = &a.block_size;
+    else if (f == "max_num_batched_tokens")
+      u = &a.max_num_batched_tokens;
+    else if (f == "max_total_tokens")
+      u = &a.max_total_tokens;
+    else if (f == "n_ctx")
+      u = &a.n_ctx;
+    else if (f == "kv_cache_memory_bytes")
+      u = &a.kv_cache_memory_bytes;
+    else if (f == "max_gpu_total_bytes")
+      u = &a.max_gpu_total_bytes;
+    else if (f == "cuda_graph_max_bs")
+      u = &a.cuda_graph_max_bs;
+    switch (k.type) {
+      // llama.cpp's ctx_size 0 is the model's own context; elsewhere 0 is no value.
+      case ArgType::kTokens:
+        if (engine == "vllm") {
+          // vLLM reads a config file's values as its flags: human_readable_int.
+          const std::string what = r.Pos(k.key).Prefix() + k.key;
+          *u = ParseHumanReadableInt(r.Str(k.key), what);
+          if (**u == 0) Fail("{}: must be positive, got 0", what);
+        } else {
+          *u = ReadTokenCount(r, k.key, f == "n_ctx");
+        }
+        // The bound of --max-model-len, for every engine's context key.
+        if (f == "max_model_len" || (f == "n_ctx" && **u != 0)) {
+          CheckContextTokens(**u, r.Pos(k.key).Prefix() + k.key);
+        }
+        break;
+      case ArgType::kCount:
+        *u = r.U64(k.key);
+        CheckEngineCount(f, **u, r.Pos(k.key).Prefix() + k.key);  // the CLI flag's bound
+        break;
+      case ArgType::kBytes: {
+        std::string what = r.Pos(k.key).Prefix() + k.key;
+        *u = ParseBytes(r.Str(k.key), what);
+        if (**u == 0) Fail("{}{}: must be positive, got 0", r.Pos(k.key).Prefix(), k.key);
+        break;
+      }
+      case ArgType::kFraction: {
+        double v = r.Num(k.key);
+        if (v > 1) {
+          Fail("{}{}: {} is a fraction of memory and must be in (0, 1]", r.Pos(k.key).Prefix(),
+               k.key, v);
+        }
+        a.memory_fraction = v;
+        break;
+      }
+      case ArgType::kBool:
+      case ArgType::kNotBool: {
+        bool v = r.Bool(k.key);
+        if (k.type == ArgType::kNotBool) v = !v;
+        if (f == "prefix_caching")
+          a.prefix_caching = v;
+        else if (f == "enforce_eager")
+          a.enforce_eager = v;
+        else if (f == "swa_full")
+          a.swa_full = v;
+        break;
+      }
+      case ArgType::kText: {
+        std::string v = r.Str(k.key);
+        if ((f == "kv_cache_dtype" || f == "cache_type_v") && v != "auto") {
+          // A name kvplan knows but the engine lacks (q4_0 on vLLM) is a startup
+          // FAIL in `check`; a name that is no cache dtype at all is a typo.
+          try {
+            FindCacheDtype(v);
+          } catch (const Error& e) {
+            Fail("{}{}: {}", r.Pos(k.key).Prefix(), k.key, e.what());
+          }
+        }
+        if ((f == "weight_dtype" || f == "quantization") && v != "auto") {
+          try {
+            FindWeightFormat(v, 0);  // a typo is bad input, not a startup FAIL
+          } catch (const Error& e) {
+            Fail("{}{}: {}", r.Pos(k.key).Prefix(), k.key, e.what());
+          }
+        }
+        if (f == "kv_cache_dtype")
+          a.kv_cache_dtype = v;
+        else if (f == "cache_type_v")
+          a.pos["cache_type_v_value:" + v] = r.Pos(k.key);
+        else if (f == "quantization")
+          a.quantization = v;
+        else
+          a.weight_dtype = v;
+        break;
+      }
+    }
+  }
+  if (engine == "vllm") ReadVllmGraphs(r, a);
+  r.Finish();
+  if (engine == "llama.cpp" && (a.kv_cache_dtype || a.pos.count("cache_type_v"))) {
+    CheckLlamaCppCacheTypes(a);
+  }
+}
+
+}  // namespace
+
+void ReadEngineArgs(const YAML::Node& node, const std::string& file, DeployConfig& d) {
+  std::vector<std::string> keys;
+  for (const ArgKey& k : KeysFor(d.engine)) keys.push_back(k.key);
+  if (d.engine == "vllm")
+    keys.insert(keys.end(), std::begin(kVllmGraphKeys), std::end(kVllmGraphKeys));
+  MapReader args(node, file, d.engine + " args", keys);
+  ReadArgs(args, d.engine, d.args);
+  // `key:` with no value (or null) is taken as the engine's default; said
+  // in a note, in the file's order, since it may be a value left out.
+  std::vector<std::pair<int, std::string>> unset;
+  for (const std::string& k : keys) {
+    if (args.Written(k) && !args.Has(k)) unset.emplace_back(args.Pos(k).line, k);
+  }
+  std::sort(unset.begin(), unset.end());
+  if (!unset.empty()) {
+    std::vector<std::string> named;
+    for (const auto& [line, k] : unset) named.push_back(fmt::format("{} (line {})", k, line));
+    d.notes.push_back(
+        fmt::format("engine.args: no value, so the engine's default: {}", fmt::join(named, ", ")));
+  }
+}
+
+}  // namespace kvplan

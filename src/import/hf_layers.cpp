@@ -1,0 +1,251 @@
+// The layer groups of an imported model: which layers hold full, sliding,
+// MLA or Mamba state, from layer_types or each family's own keys.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "import/hf_draft.h"
+#include "util/checked.h"
+
+namespace kvplan {
+namespace {
+
+// Layers listed by kind, turned into layer groups: every kind but one must be
+// periodic (layer i in the group iff i % every == offset); the remaining one
+// takes the rest. Returns false when the pattern cannot be written that way.
+struct KindSet {
+  LayerKind kind;
+  uint64_t window;
+  std::vector<uint64_t> layers;
+};
+
+bool Periodic(const std::vector<uint64_t>& s, uint64_t total, uint64_t& every, uint64_t& offset) {
+  if (s.empty()) return false;
+  every = s.size() == 1 ? total : s[1] - s[0];
+  offset = s[0];
+  if (every == 0 || offset >= every) return false;
+  std::vector<uint64_t> want;
+  for (uint64_t i = offset; i < total; i += every) want.push_back(i);
+  return want == s;
+}
+
+bool GroupsFromSets(std::vector<KindSet> sets, uint64_t total, std::vector<LayerGroup>& out) {
+  if (sets.size() == 1) {
+    LayerGroup g;
+    g.kind = sets[0].kind;
+    g.layers = total;
+    g.window = sets[0].window;
+    out = {g};
+    return true;
+  }
+  // The last kind seen takes the rest: gpt-oss [sliding, full, ...] becomes
+  // "sliding every 2 offset 0, full the rest", as models/*.yaml write it.
+  for (size_t rest = sets.size(); rest-- > 0;) {
+    std::vector<LayerGroup> groups;
+    bool ok = true;
+    for (size_t k = 0; k < sets.size() && ok; ++k) {
+      if (k == rest) continue;
+      LayerGroup g;
+      g.kind = sets[k].kind;
+      g.window = sets[k].window;
+      g.layers = sets[k].layers.size();
+      ok = Periodic(sets[k].layers, total, g.every, g.offset);
+      groups.push_back(g);
+    }
+    if (!ok) continue;
+    LayerGroup r;
+    r.kind = sets[rest].kind;
+    r.window = sets[rest].window;
+    r.layers = sets[rest].layers.size();
+    groups.push_back(r);
+    out = groups;
+    return true;
+  }
+  return false;
+}
+
+std::string DescribeGroups(const std::vector<LayerGroup>& groups) {
+  std::string s;
+  for (const LayerGroup& g : groups) {
+    if (!s.empty()) s += ", ";
+    s += fmt::format("{} {}", g.layers, LayerKindName(g.kind));
+    if (g.every) s += fmt::format(" (i % {} == {})", g.every, g.offset);
+  }
+  return s;
+}
+
+// layer_types: ["sliding_attention", "full_attention", ...] (Gemma 2/3,
+// gpt-oss, newer Qwen configs).
+bool GroupsFromLayerTypes(const Config& c, uint64_t layers, uint64_t window, Draft& d) {
+  JsonNode lt = c.Get("layer_types");
+  if (IsAbsent(lt)) return false;
+  SourcePos at = PosOf(lt, c.File());
+  if (!lt.IsSequence() || lt.size() != layers) {
+    Fail("{}{}: expected a list of {} layer types (num_hidden_layers)", at.Prefix(),
+         c.Name("layer_types"), layers);
+  }
+  std::vector<KindSet> sets;
+  for (uint64_t i = 0; i < layers; ++i) {
+    std::string t = lt[i].IsScalar() ? lt[i].Scalar() : "";
+    LayerKind kind;
+    uint64_t w = 0;
+    if (t == "full_attention") {
+      kind = LayerKind::kFull;
+    } else if (t == "sliding_attention") {
+      kind = LayerKind::kSliding;
+      w = window;
+      if (w == 0)
+        Fail("{}: layer_types has sliding layers but sliding_window is not set", c.File());
+    } else {
+      Fail("{}{}[{}]: unsupported layer type '{}' (known: full_attention, sliding_attention)",
+           PosOf(lt[i], c.File()).Prefix(), c.Name("layer_types"), i, t);
+    }
+    auto it =
+        std::find_if(sets.begin(), sets.end(), [&](const KindSet& k) { return k.kind == kind; });
+    if (it == sets.end()) {
+      sets.push_back({kind, w, {}});
+      it = sets.end() - 1;
+    }
+    it->layers.push_back(i);
+  }
+  if (!GroupsFromSets(sets, layers, d.s.groups)) {
+    Fail("{}{}: the layer pattern is not periodic, which a kvplan spec cannot describe",
+         at.Prefix(), c.Name("layer_types"));
+  }
+  d.why["layer_groups"] = "from " + c.Name("layer_types") + ": " + DescribeGroups(d.s.groups);
+  return true;
+}
+
+void SingleGroup(Draft& d, LayerKind kind, uint64_t window, const std::string& why) {
+  LayerGroup g;
+  g.kind = kind;
+  g.layers = d.s.layers;
+  g.window = window;
+  d.s.groups = {g};
+  d.why["layer_groups"] = why;
+}
+
+}  // namespace
+
+void AttentionGroups(const Config& c, const Arch& a, Draft& d) {
+  ModelSpec& s = d.s;
+  std::optional<uint64_t> window = c.U("sliding_window");
+  switch (a.family) {
+    case Family::kLlama:
+      if (GroupsFromLayerTypes(c, s.layers, window.value_or(0), d)) return;
+      if (window && *window > 0 && *window < s.max_context) {
+        SingleGroup(d, LayerKind::kSliding, *window,
+                    fmt::format("sliding_window: {} on every layer", *window));
+      } else if (window) {
+        SingleGroup(
+            d, LayerKind::kFull, 0,
+            fmt::format("sliding_window {} >= max_position_embeddings: full attention", *window));
+      } else {
+        SingleGroup(d, LayerKind::kFull, 0, "no sliding_window: full attention on every layer");
+      }
+      return;
+    case Family::kQwen: {
+      if (GroupsFromLayerTypes(c, s.layers, window.value_or(0), d)) return;
+      bool use = c.B("use_sliding_window").value_or(false);
+      if (!use || !window) {
+        SingleGroup(d, LayerKind::kFull, 0,
+                    "use_sliding_window is false: full attention on every layer");
+        return;
+      }
+      // transformers Qwen2: layer i slides iff i >= max_window_layers.
+      uint64_t mwl = c.U("max_window_layers").value_or(28);
+      if (mwl >= s.layers) {
+        SingleGroup(d, LayerKind::kFull, 0,
+                    fmt::format("max_window_layers {} >= layers: no layer slides", mwl));
+      } else if (mwl == 0) {
+        SingleGroup(d, LayerKind::kSliding, *window,
+                    fmt::format("use_sliding_window, max_window_layers 0: every layer slides "
+                                "over {}",
+                                *window));
+      } else {
+        Fail(
+            "{}: use_sliding_window with max_window_layers {} (layers {}+ slide) is a layer "
+            "range, which a kvplan spec cannot describe; write the spec by hand",
+            c.File(), mwl, mwl);
+      }
+      return;
+    }
+    case Family::kGemma2:
+    case Family::kGemma3: {
+      uint64_t w = window.value_or(4096);
+      if (!window) d.header.push_back("sliding_window not in config: class default 4096");
+      if (GroupsFromLayerTypes(c, s.layers, w, d)) return;
+      uint64_t every = 2, offset = 1;  // Gemma 2: odd layers global
+      std::string why = "Gemma 2 (no layer_types): even layers slide over " + std::to_string(w) +
+                        ", odd layers are global";
+      if (a.family == Family::kGemma3) {
+        std::optional<uint64_t> p = c.U("sliding_window_pattern");
+        if (p == uint64_t{0}) {
+          // Every p-th layer is global: 0 names no layer (and would divide by zero).
+          Fail("{}{}: 0 is not a layer period (expected 1 or more: every N-th layer is global)",
+               PosOf(c.Get("sliding_window_pattern"), c.File()).Prefix(),
+               c.Name("sliding_window_pattern"));
+        }
+        every = p.value_or(6);
+        offset = every - 1;
+        why = fmt::format("{}: layer i is global iff (i + 1) % {} == 0, the rest slide over {}",
+                          p ? "sliding_window_pattern " + std::to_string(*p)
+                            : std::string("no layer_types or sliding_window_pattern: class "
+                                          "default 6"),
+                          every, w);
+      }
+      std::vector<KindSet> sets = {{LayerKind::kFull, 0, {}}, {LayerKind::kSliding, w, {}}};
+      for (uint64_t i = 0; i < s.layers; ++i) {
+        sets[i % every == offset ? 0 : 1].layers.push_back(i);
+      }
+      if (sets[0].layers.empty()) sets.erase(sets.begin());
+      if (sets.back().layers.empty()) sets.pop_back();
+      GroupsFromSets(sets, s.layers, s.groups);
+      d.why["layer_groups"] = why;
+      return;
+    }
+    case Family::kGptOss:
+      if (GroupsFromLayerTypes(c, s.layers, window.value_or(128), d)) return;
+      Fail("{}: gpt-oss config has no layer_types; kvplan will not guess which layers slide",
+           c.File());
+    case Family::kDeepseek:
+      SingleGroup(d, LayerKind::kMla, 0,
+                  "MLA: kv_lora_rank + qk_rope_head_dim cached per token and layer");
+      return;
+    case Family::kFalcon:
+    case Family::kGpt2:
+      SingleGroup(d, LayerKind::kFull, 0, "full attention on every layer");
+      return;
+    case Family::kJamba: {
+      uint64_t period = c.U("attn_layer_period").value_or(8);
+      uint64_t offset = c.U("attn_layer_offset").value_or(4);
+      if (offset >= period)
+        Fail("{}: attn_layer_offset {} >= attn_layer_period {}", c.File(), offset, period);
+      LayerGroup attn;
+      attn.kind = LayerKind::kFull;
+      attn.every = period;
+      attn.offset = offset;
+      for (uint64_t i = offset; i < s.layers; i += period) ++attn.layers;
+      // Mamba state per sequence and layer, in the model dtype (vLLM's
+      // MambaSpec): conv state d_inner x (d_conv - 1) + SSM state d_inner x d_state.
+      uint64_t d_inner = CheckedMul(s.mamba->expand, s.hidden_size);
+      uint64_t elems = CheckedAdd(CheckedMul(d_inner, s.mamba->d_conv - 1),
+                                  CheckedMul(d_inner, s.mamba->d_state));
+      uint64_t elem_bytes = s.weight_dtype == "fp32" ? 4 : 2;
+      LayerGroup state;
+      state.kind = LayerKind::kState;
+      state.layers = s.layers - attn.layers;
+      state.state_bytes = CheckedMul(elems, elem_bytes);
+      s.groups = {attn};
+      if (state.layers > 0) s.groups.push_back(state);
+      d.why["layer_groups"] = fmt::format(
+          "attention iff i % attn_layer_period {} == attn_layer_offset {}; Mamba layers hold "
+          "(d_inner {} x (d_conv {} - 1) + d_inner x d_state {}) x {} B = {} B per sequence",
+          period, offset, d_inner, s.mamba->d_conv, s.mamba->d_state, elem_bytes,
+          state.state_bytes);
+      return;
+    }
+  }
+}
+
+}  // namespace kvplan

@@ -1,0 +1,82 @@
+// The private helpers that the capacity files share: what one request holds
+// in a paged cache (capacity_paged.cpp), llama.cpp's cells
+// (capacity_llamacpp.cpp), vLLM's KV-cache groups for hybrid models
+// (capacity_vllm.cpp), and the small pieces of the common flow
+// (capacity.cpp) that the others use. Nothing outside src/plan/capacity*.cpp
+// includes it; the public API is plan/capacity.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/capacity.h"
+#include "plan/kv.h"
+#include "spec/cache_dtype.h"
+#include "spec/model_spec.h"
+
+namespace kvplan {
+
+// --- common (capacity.cpp) ---
+
+/// Appends one lint to the result.
+void AddLint(CapacityResult& r, Severity s, std::string code, std::string message);
+
+/// have - weights - reserve, signed (negative: they do not fit). Computed in
+/// 128 bits: casting each term to int64_t turned memory over 2^63 bytes into
+/// a negative number and reported "usable 0 B".
+int64_t Headroom(uint64_t have, uint64_t weights, uint64_t reserve);
+
+/// A sliding-window or chunked layer group: it holds at most its window.
+bool Windowed(const GroupCost& g);
+
+/// Bytes of the K half of one token across the group's layers (all of it
+/// for MLA, whose one latent vector serves as both).
+uint64_t KeyBytesPerToken(const GroupCost& g, const CacheDtype& dtype);
+
+// --- paged engines: vLLM, SGLang, TRT-LLM (capacity_paged.cpp) ---
+
+/// Bytes that one request of `n` tokens holds: the fixed state plus each
+/// group's tokens rounded to whole blocks and capped at its window.
+uint64_t PagedRequestBytes(const KvCost& kv, uint64_t n, const EngineConfig& c);
+
+/// Fills blocks, tokens, requests, the largest max_model_len and SGLang's K
+/// and V pools from the tightest stage `t`, for the paged engines.
+void CountPagedBlocks(CapacityResult& r, const StageCapacity& t, const ModelSpec& m,
+                      const EngineConfig& c, const CacheDtype& dtype);
+
+// --- llama.cpp (capacity_llamacpp.cpp) ---
+
+/// llama.cpp with `seqs` sequences of `tokens` each (-np seqs -c tokens*seqs):
+/// the bytes it allocates, each sequence's fixed state included.
+uint64_t SeqsAllocBytes(const KvCost& kv, const EngineConfig& c, uint64_t tokens, uint64_t seqs);
+
+/// Fills cells, K and V buffers, the fit and the largest context from the
+/// tightest stage `t`: llama.cpp allocates n_ctx cells whatever the budget.
+void CountLlamaCppCells(CapacityResult& r, const StageCapacity& t, const EngineConfig& c,
+                        const CacheDtype& dtype);
+
+// --- vLLM's KV-cache groups for hybrid models (capacity_vllm.cpp) ---
+
+/// vLLM's KV-cache layout for a model whose layers are of more than one kind.
+struct VllmLayout {
+  std::vector<KvCacheGroup> groups;  // empty: one group spans every layer (the simple case)
+  uint64_t block_size = 0;           // attention tokens per block, after the Mamba raise
+  uint64_t page_bytes = 0;           // one layer's page, unified over every group
+  uint64_t state_page_bytes = 0;     // one Mamba layer's state before padding (0: none)
+  std::string error;                 // vLLM cannot unify the page sizes: it refuses to start
+};
+
+/// Groups the layers the way vLLM does (vllm/v1/core/kv_cache_utils.py,
+/// get_kv_cache_groups); see capacity_vllm.cpp.
+VllmLayout VllmKvCacheGroups(const ModelSpec& m, const KvCost& kv, const EngineConfig& c);
+
+/// Layers per KV-cache group on the stage [first, first + n): the most that
+/// any group has there (vLLM pads the others up to it).
+uint64_t StageGroupSize(const std::vector<KvCacheGroup>& groups, uint64_t first, uint64_t n);
+
+/// Blocks one request of `n` tokens holds in one vLLM KV-cache group
+/// (kv_cache_interface.py, max_memory_usage_bytes / page_size_bytes).
+uint64_t VllmGroupBlocks(const KvCacheGroup& g, uint64_t n, uint64_t batched);
+
+}  // namespace kvplan

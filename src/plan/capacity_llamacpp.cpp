@@ -1,0 +1,96 @@
+// llama.cpp's cache: it allocates n_ctx cells (padded to 256) up front for
+// all of its -np sequences, so the budget only decides whether that fits;
+// sliding-window layers get cells that grow with the sequences, not with the
+// context. This file holds that arithmetic and the count that the common
+// flow (capacity.cpp) runs for llama.cpp instead of counting blocks.
+#include <algorithm>
+
+#include "plan/capacity_internal.h"
+#include "util/checked.h"
+#include "util/units.h"
+
+namespace kvplan {
+namespace {
+
+/// llama.cpp's cells for `seqs` sequences in an n_ctx of `n_ctx`: every layer
+/// gets PAD(n_ctx) cells, except that sliding layers (llama-kv-cache-iswa.cpp)
+/// get min(that, PAD(n_swa * seqs + n_ubatch, n_pad)) unless --swa-full. The
+/// window cells grow with the sequences, not with the context: that is why
+/// the fit is not per-token bytes times cells.
+struct LlamaCppCells {
+  uint64_t full = 0;
+  uint64_t swa = 0;
+};
+
+LlamaCppCells CellsFor(const KvCost& kv, const EngineConfig& c, uint64_t n_ctx, uint64_t seqs) {
+  LlamaCppCells out;
+  out.full = RoundUp(n_ctx, c.block_size, "llama.cpp cells");
+  out.swa = out.full;
+  uint64_t window = 0;  // llama.cpp has one n_swa: the widest window
+  for (const GroupCost& g : kv.groups) {
+    if (Windowed(g)) window = std::max(window, g.cap_tokens);
+  }
+  if (window == 0 || c.swa_full) return out;
+  const uint64_t want = CheckedAdd(CheckedMul(window, seqs, "llama.cpp SWA cells"), c.n_ubatch,
+                                   "llama.cpp SWA cells");
+  out.swa = std::min(out.full, RoundUp(want, c.block_size, "llama.cpp SWA cells"));
+  return out;
+}
+
+/// What llama.cpp allocates for those cells, plus each sequence's fixed
+/// (recurrent) state: what must fit in the budget.
+uint64_t AllocBytes(const KvCost& kv, const LlamaCppCells& cells, uint64_t seqs) {
+  uint64_t total = CheckedMul(kv.fixed_bytes, seqs, "llama.cpp KV bytes");
+  for (const GroupCost& g : kv.groups) {
+    const uint64_t n = Windowed(g) ? cells.swa : cells.full;
+    total = CheckedAdd(total, CheckedMul(g.per_token_bytes, n, "llama.cpp KV bytes"),
+                       "llama.cpp KV bytes");
+  }
+  return total;
+}
+
+}  // namespace
+
+uint64_t SeqsAllocBytes(const KvCost& kv, const EngineConfig& c, uint64_t tokens, uint64_t seqs) {
+  const uint64_t n_ctx = CheckedMul(tokens, seqs, "llama.cpp n_ctx");
+  return AllocBytes(kv, CellsFor(kv, c, n_ctx, seqs), seqs);
+}
+
+void CountLlamaCppCells(CapacityResult& r, const StageCapacity& t, const EngineConfig& c,
+                        const CacheDtype& dtype) {
+  // llama.cpp allocates n_ctx cells (padded) whatever the budget.
+  const LlamaCppCells cells = CellsFor(t.kv, c, c.n_ctx, c.n_parallel);
+  r.cells = cells.full;
+  r.swa_cells = cells.swa;
+  uint64_t k = 0, v = 0;
+  for (size_t i = 0; i < t.kv.groups.size(); ++i) {
+    const GroupCost& g = t.kv.groups[i];
+    if (g.per_token_bytes == 0) continue;
+    const uint64_t n = Windowed(g) ? cells.swa : cells.full;
+    const uint64_t kb = KeyBytesPerToken(g, dtype);
+    k = CheckedAdd(k, CheckedMul(kb, n));
+    v = CheckedAdd(v, CheckedMul(g.per_token_bytes - kb, n));
+  }
+  r.k_bytes = k;
+  r.v_bytes = v;
+  r.kv_used_bytes = AllocBytes(t.kv, cells, c.n_parallel);
+  r.max_tokens = r.cells;
+  r.request_bytes = r.RequestBytes(c.max_model_len);
+  r.blocks_per_request = r.BlocksForRequest(c.max_model_len);
+  r.fits = r.kv_used_bytes <= r.kv_budget_bytes;
+  r.max_requests = r.fits ? c.n_parallel : 0;
+  r.max_concurrency = static_cast<double>(r.max_requests);
+  // The longest per-sequence context whose cells for all n_parallel
+  // sequences fit, window cells and state included: the same question
+  // --concurrency asks at n_parallel, so the two answers agree.
+  r.largest_max_model_len = MaxModelLenAtConcurrency(r, c.n_parallel);
+  if (!r.fits) {
+    AddLint(r, Severity::kWarning, "kv-fits",
+            fmt::format("n_ctx {} needs {} of KV cache but only {} is left after weights and "
+                        "the compute buffer; -c {} fits",
+                        c.n_ctx, FormatBoth(r.kv_used_bytes), FormatBoth(r.kv_budget_bytes),
+                        r.largest_max_model_len * c.n_parallel));
+  }
+}
+
+}  // namespace kvplan

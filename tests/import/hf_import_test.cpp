@@ -1,0 +1,522 @@
+// import-hf: every fixture in tests/data/hf/ (verbatim published configs)
+// must produce the bundled spec's cache exactly, and agree field by field.
+#include "import/hf_import.h"
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "cli_runner.h"
+#include "import/resolve.h"
+#include "plan/kv.h"
+#include "plan/weights.h"
+#include "spec/catalog.h"
+#include "spec/model_reader.h"
+#include "spec/spec_diff.h"
+
+using namespace kvplan;
+using kvplan::test::ReadFile;
+using kvplan::test::RunKvplan;
+using kvplan::test::RunKvplanInto;
+using kvplan::test::SourcePath;
+using kvplan::test::TempDir;
+using kvplan::test::WriteFile;
+
+namespace {
+
+// fixture file -> bundled model
+const std::vector<std::pair<std::string, std::string>> kFixtures = {
+    {"llama-3.1-8b", "llama-3.1-8b"},
+    {"mistral-7b-v0.1", "mistral-7b-v0.1"},
+    {"mixtral-8x7b", "mixtral-8x7b"},
+    {"qwen2.5-7b", "qwen2.5-7b"},
+    {"qwen3-8b", "qwen3-8b"},
+    {"qwen3-30b-a3b", "qwen3-30b-a3b"},
+    {"gemma-2-9b", "gemma-2-9b"},
+    {"gemma-3-27b", "gemma-3-27b"},
+    {"deepseek-v3", "deepseek-v3"},
+    {"falcon-7b", "falcon-7b"},
+    {"gpt2", "gpt2"},
+    {"phi-3-mini", "phi-3-mini"},
+    {"jamba-v0.1", "jamba-v0.1"},
+    {"gpt-oss-20b", "gpt-oss-20b"},
+};
+
+std::string Fixture(const std::string& name) {
+  return SourcePath("tests/data/hf/" + name + ".json");
+}
+
+std::vector<std::string> PerLayer(const ModelSpec& m) {
+  std::vector<std::string> out;
+  std::vector<size_t> map = m.LayerToGroup();
+  for (size_t i = 0; i < m.layers; ++i) {
+    const LayerGroup& g = m.groups[map[i]];
+    out.push_back(std::string(LayerKindName(g.kind)) + "/" + std::to_string(g.window) + "/" +
+                  std::to_string(g.state_bytes) + "/" + std::to_string(g.kv_heads) + "/" +
+                  std::to_string(g.head_dim));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every fixture imports to the bundled model's cache, exactly") {
+  REQUIRE(std::filesystem::directory_iterator(SourcePath("tests/data/hf")) !=
+          std::filesystem::directory_iterator());
+  for (const auto& [file, bundled] : kFixtures) {
+    CAPTURE(file);
+    HfImport imp = ImportHfConfigFile(Fixture(file));
+    ModelSpec want = LoadModel(bundled);
+    const ModelSpec& got = imp.spec;
+    CHECK(PerLayer(got) == PerLayer(want));
+    for (const char* dtype : {"fp16", "fp8", "fp32"}) {
+      KvCost a = ComputeKvCost(got, FindCacheDtype(dtype), 1);
+      KvCost b = ComputeKvCost(want, FindCacheDtype(dtype), 1);
+      CHECK(a.per_token_bytes == b.per_token_bytes);
+      CHECK(a.fixed_bytes == b.fixed_bytes);
+      CHECK(a.SequenceBytes(want.max_context) == b.SequenceBytes(want.max_context));
+      CHECK(a.groups.size() == b.groups.size());
+    }
+    // Field by field, the import and the hand-written spec agree.
+    std::vector<FieldDiff> diffs = DiffSpecs(want, got);
+    for (const FieldDiff& d : diffs) {
+      FAIL_CHECK(d.field << ": bundled " << d.spec_value << ", imported " << d.config_value);
+    }
+    // params is counted tensor by tensor, as plan/weights counts the bundled spec.
+    CHECK(got.params == CountParams(BuildModelTensors(want)));
+    // The emitted YAML reads back to the same spec, and says params is counted.
+    ModelSpec again = ParseModelYaml(imp.yaml, "again.yaml");
+    CHECK(DiffSpecs(again, got).empty());
+    CHECK(again.params == got.params);
+    CHECK(imp.yaml.find("COUNTED from the config shapes") != std::string::npos);
+  }
+}
+
+TEST_CASE("the importer records its assumptions as comments") {
+  std::string y = ImportHfConfigFile(Fixture("gemma-3-27b")).yaml;
+  CHECK(y.find("head_dim: 128                         # explicit text_config.head_dim (NOT "
+               "hidden_size / heads = 168)") != std::string::npos);
+  CHECK(y.find("# no max_position_embeddings: gemma3 class default") != std::string::npos);
+  CHECK(y.find("# Note: language-model values read from text_config") != std::string::npos);
+  std::string f = ImportHfConfigFile(Fixture("falcon-7b")).yaml;
+  CHECK(f.find("kv_heads: 1 ") != std::string::npos);
+  CHECK(f.find("num_kv_heads is ignored in this mode") != std::string::npos);
+  std::string g = ImportHfConfigFile(Fixture("gpt2")).yaml;
+  CHECK(g.find("no torch_dtype in the config: transformers loads float32") != std::string::npos);
+  std::string d = ImportHfConfigFile(Fixture("deepseek-v3")).yaml;
+  CHECK(d.find("quantization:                         # quantization_config\n"
+               "  format: fp8                         # quant_method fp8\n"
+               "  block: 128                          # weight_block_size [128, 128]\n") !=
+        std::string::npos);
+  std::string o = ImportHfConfigFile(Fixture("gpt-oss-20b")).yaml;
+  CHECK(o.find("  format: mxfp4                       # quant_method mxfp4\n"
+               "  parts: [experts]                    # mxfp4 quantizes the MoE experts only\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("variants: Falcon new decoder, RW names, Qwen sliding windows, no layer_types") {
+  // Falcon-40B style: new_decoder_architecture with num_kv_heads.
+  HfImport f40 = ImportHfConfig(R"({"architectures": ["FalconForCausalLM"], "hidden_size": 8192,
+      "num_attention_heads": 128, "num_hidden_layers": 60, "num_kv_heads": 8,
+      "new_decoder_architecture": true, "vocab_size": 65024, "torch_dtype": "bfloat16"})",
+                                "f40.json");
+  CHECK(f40.spec.kv_heads == 8);
+  CHECK(f40.spec.max_context == 2048);
+  CHECK(ComputeKvCost(f40.spec, FindCacheDtype("fp16")).per_token_bytes ==
+        ComputeKvCost(LoadModel("falcon-40b"), FindCacheDtype("fp16")).per_token_bytes);
+  // Falcon multi_query: false is MHA.
+  HfImport mha = ImportHfConfig(R"({"architectures": ["FalconForCausalLM"], "hidden_size": 2048,
+      "num_attention_heads": 32, "num_hidden_layers": 24, "multi_query": false,
+      "new_decoder_architecture": false, "vocab_size": 50304})",
+                                "rw.json");
+  CHECK(mha.spec.kv_heads == 32);
+  // Qwen2 with use_sliding_window and max_window_layers 0: every layer slides.
+  HfImport q = ImportHfConfig(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 1024,
+      "num_attention_heads": 16, "num_key_value_heads": 2, "num_hidden_layers": 4,
+      "use_sliding_window": true, "sliding_window": 512, "max_window_layers": 0,
+      "max_position_embeddings": 8192, "vocab_size": 1000, "intermediate_size": 2816})",
+                              "q.json");
+  REQUIRE(q.spec.groups.size() == 1);
+  CHECK(q.spec.groups[0].kind == LayerKind::kSliding);
+  CHECK(q.spec.groups[0].window == 512);
+  CHECK_THROWS_WITH(
+      ImportHfConfig(
+          R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 1024, "intermediate_size": 4096,
+      "num_attention_heads": 16, "num_key_value_heads": 2, "num_hidden_layers": 4,
+      "use_sliding_window": true, "sliding_window": 512, "max_window_layers": 2})",
+          "q2.json"),
+      "q2.json: use_sliding_window with max_window_layers 2 (layers 2+ slide) is a "
+      "layer range, which a kvplan spec cannot describe; write the spec by hand");
+  // Gemma 2 without layer_types and Gemma 3 with an explicit layer_types list.
+  HfImport g2 = ImportHfConfig(
+      R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 3584, "intermediate_size": 14336,
+      "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256,
+      "num_hidden_layers": 42, "sliding_window": 4096, "max_position_embeddings": 8192,
+      "layer_types": [)" +
+          [] {
+            std::string s;
+            for (int i = 0; i < 42; ++i)
+              s += std::string(i ? "," : "") +
+                   (i % 2 ? "\"full_attention\"" : "\"sliding_attention\"");
+            return s;
+          }() +
+          "]}",
+      "g2.json");
+  CHECK(PerLayer(g2.spec) == PerLayer(LoadModel("gemma-2-9b")));
+  // DeepSeek-V2-Lite: MLA without query compression (q_lora_rank null).
+  HfImport v2 =
+      ImportHfConfig(R"({"architectures": ["DeepseekV2ForCausalLM"], "first_k_dense_replace": 1,
+      "hidden_size": 2048, "intermediate_size": 10944, "kv_lora_rank": 512,
+      "max_position_embeddings": 163840, "moe_intermediate_size": 1408, "moe_layer_freq": 1,
+      "n_routed_experts": 64, "n_shared_experts": 2, "num_attention_heads": 16,
+      "num_experts_per_tok": 6, "num_hidden_layers": 27, "num_key_value_heads": 16,
+      "q_lora_rank": null, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+      "vocab_size": 102400, "torch_dtype": "bfloat16", "tie_word_embeddings": false})",
+                     "v2.json");
+  CHECK(DiffSpecs(LoadModel("deepseek-v2-lite"), v2.spec).empty());
+  CHECK(ComputeKvCost(v2.spec, FindCacheDtype("bf16")).per_token_bytes == 27 * 576 * 2);
+  // A pattern no spec can express is refused, not approximated.
+  CHECK_THROWS_WITH(
+      ImportHfConfig(
+          R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 64, "intermediate_size": 4096,
+      "num_attention_heads": 4, "num_hidden_layers": 5, "sliding_window": 16, "layer_types":
+      ["full_attention", "sliding_attention", "sliding_attention", "full_attention", "full_attention"]})",
+          "odd.json"),
+      "odd.json:3:7: layer_types: the layer pattern is not periodic, which a kvplan "
+      "spec cannot describe");
+}
+
+TEST_CASE("import-hf: quantization_config becomes a quantization block where kvplan sizes it") {
+  const std::string base = R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32,
+      "intermediate_size": 14336, "vocab_size": 128256, "torch_dtype": "float16",
+      "quantization_config": )";
+  const auto imp = [&](const std::string& qc) { return ImportHfConfig(base + qc + "}", "q.json"); };
+  HfImport awq = imp(R"({"quant_method": "awq", "bits": 4, "group_size": 64})");
+  REQUIRE(awq.spec.quantization);
+  CHECK(awq.spec.quantization->format == "int4");
+  CHECK(awq.spec.quantization->group_size == 64);
+  CHECK(awq.spec.weight_dtype == "fp16");
+  HfImport fp8 = imp(R"({"quant_method": "fp8", "fmt": "e4m3"})");
+  REQUIRE(fp8.spec.quantization);
+  CHECK(fp8.spec.quantization->block == 0);  // one scale per tensor
+  // What kvplan does not size keeps weight_dtype and says so in a comment.
+  for (const char* qc : {R"({"quant_method": "gptq", "bits": 4, "group_size": -1})",
+                         R"({"quant_method": "gptq", "bits": 3})",
+                         R"({"quant_method": "fp8", "weight_block_size": [128, 64]})",
+                         R"({"quant_method": "mxfp4"})", R"({"quant_method": "bitsandbytes"})"}) {
+    CAPTURE(qc);
+    HfImport i = imp(qc);
+    CHECK_FALSE(i.spec.quantization);
+    CHECK(i.yaml.find("the published weights are smaller than this dtype implies") !=
+          std::string::npos);
+  }
+  CHECK(
+      imp(R"({"quant_method": "mxfp4"})").yaml.find("MoE experts only, and this model has none") !=
+      std::string::npos);
+  CHECK(imp(R"({"quant_method": "gptq", "bits": 4, "group_size": -1})")
+            .yaml.find("group_size -1: scales per output channel") != std::string::npos);
+  // Shapes that are no numbers are errors at their position.
+  CHECK_THROWS_WITH(imp(R"({"quant_method": "fp8", "weight_block_size": "128"})"),
+                    "q.json:4:75: quantization_config.weight_block_size: expected two numbers, "
+                    "e.g. [128, 128]");
+  CHECK_THROWS_WITH(imp(R"({"quant_method": "awq", "bits": 4, "group_size": 1000000000000})"),
+                    "q.json:4:79: quantization_config.group_size: 1000000000000 is over kvplan's "
+                    "limit of 16777216");
+}
+
+TEST_CASE("import-hf: absent keys take the transformers class's defaults, not MHA") {
+  const auto imp = [](const std::string& arch, const std::string& extra) {
+    return ImportHfConfig(R"({"architectures": [")" + arch +
+                              R"("], "hidden_size": 4096, "num_attention_heads": 32,
+        "num_hidden_layers": 4, "intermediate_size": 8192, "vocab_size": 1000)" +
+                              extra + "}",
+                          "d.json");
+  };
+  HfImport mistral = imp("MistralForCausalLM", "");
+  CHECK(mistral.spec.kv_heads == 8);  // MistralConfig(num_key_value_heads=8)
+  CHECK(mistral.yaml.find("kv_heads: 8                           # no num_key_value_heads: "
+                          "mistral class default") != std::string::npos);
+  CHECK(imp("LlamaForCausalLM", "").spec.kv_heads == 32);  // None: the query heads (MHA)
+  CHECK(imp("MistralForCausalLM", R"(, "num_key_value_heads": null)").spec.kv_heads == 32);
+  CHECK(imp("Qwen2ForCausalLM", "").spec.kv_heads == 32);
+  CHECK(imp("Qwen3MoeForCausalLM", R"(, "moe_intermediate_size": 768, "num_experts": 8,
+      "num_experts_per_tok": 2)")
+            .spec.kv_heads == 4);
+  // head_dim: Qwen3 128 and Gemma 2 256 (not hidden / heads = 128 and 128 here: a
+  // narrower model shows it).
+  HfImport q3 = ImportHfConfig(R"({"architectures": ["Qwen3ForCausalLM"], "hidden_size": 2048,
+      "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 4,
+      "intermediate_size": 6144, "vocab_size": 1000})",
+                               "q3.json");
+  CHECK(q3.spec.head_dim == 128);  // hidden / heads would be 128 too: check the comment
+  CHECK(q3.yaml.find("# no head_dim: qwen3 class default") != std::string::npos);
+  HfImport g2 = ImportHfConfig(R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 2304,
+      "num_attention_heads": 8, "num_hidden_layers": 4, "intermediate_size": 9216,
+      "vocab_size": 1000})",
+                               "g2.json");
+  CHECK(g2.spec.head_dim == 256);  // 2304 / 8 = 288 would be wrong
+  CHECK(g2.spec.kv_heads == 4);
+  // A small Gemma 3 leaves heads, KV heads and head_dim to the text config's
+  // defaults (8, 4, 256); a null inside text_config is null, not the root's.
+  HfImport g3 = ImportHfConfig(R"({"architectures": ["Gemma3ForConditionalGeneration"],
+      "text_config": {"hidden_size": 2560, "num_hidden_layers": 6, "intermediate_size": 10240,
+      "sliding_window": 1024, "model_type": "gemma3_text"}, "num_key_value_heads": 2})",
+                               "g3.json");
+  CHECK(g3.spec.query_heads == 8);
+  CHECK(g3.spec.kv_heads == 2);  // a root key still fills what text_config leaves out
+  CHECK(g3.spec.head_dim == 256);
+  CHECK(g3.yaml.find("# no num_attention_heads: gemma3 class default") != std::string::npos);
+  HfImport g3n = ImportHfConfig(R"({"architectures": ["Gemma3ForConditionalGeneration"],
+      "text_config": {"hidden_size": 2560, "num_hidden_layers": 6, "intermediate_size": 10240,
+      "num_attention_heads": 8, "num_key_value_heads": null}, "num_key_value_heads": 2})",
+                                "g3n.json");
+  CHECK(g3n.spec.kv_heads == 8);
+  // A class default that does not divide the config's own heads is an error,
+  // as transformers would build a broken model.
+  CHECK_THROWS_WITH(ImportHfConfig(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 3584,
+      "num_attention_heads": 28, "num_hidden_layers": 4, "intermediate_size": 8192,
+      "vocab_size": 1000})",
+                                   "q2.json"),
+                    "q2.json:2:30: num_attention_heads: 28 heads, and with no num_key_value_heads "
+                    "the qwen2 class default of 32 KV heads does not divide them; add "
+                    "num_key_value_heads");
+  CHECK_THROWS_WITH(ImportHfConfig(R"({"architectures": ["Gemma3ForConditionalGeneration"],
+      "text_config": {"hidden_size": 2560, "num_hidden_layers": 6, "intermediate_size": 10240,
+      "num_attention_heads": 6, "model_type": "gemma3_text"}})",
+                                   "g3.json"),
+                    "g3.json:3:30: text_config.num_attention_heads: 6 heads, and with no "
+                    "text_config.num_key_value_heads the gemma3 class default of 4 KV heads does "
+                    "not divide them; add text_config.num_key_value_heads");
+}
+
+TEST_CASE("unknown architectures are refused with the supported list") {
+  std::string dir = TempDir();
+  std::string path = WriteFile(dir, "config.json",
+                               R"({"architectures": ["MambaForCausalLM"], "hidden_size": 768})");
+  auto r = RunKvplan("import-hf " + path);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  std::string list;
+  for (const std::string& a : SupportedHfArchitectures()) list += (list.empty() ? "" : ", ") + a;
+  CHECK(r.err == "kvplan: error: " + path +
+                     ": unsupported architecture 'MambaForCausalLM': kvplan "
+                     "will not guess its cache layout (supported: " +
+                     list +
+                     "); write a spec YAML by "
+                     "hand (docs/model-spec.md)\n");
+  CHECK(list.find("JambaForCausalLM") != std::string::npos);
+  // Type errors name the line and column.
+  std::string bad = WriteFile(dir, "bad.json",
+                              "{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": "
+                              "2,\n \"hidden_size\": \"big\"}");
+  r = RunKvplan("import-hf " + bad);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "kvplan: error: " + bad +
+                     ":2:17: hidden_size: expected an integer, got the string \"big\"\n");
+  // A missing required key says which.
+  std::string missing = WriteFile(dir, "missing.json",
+                                  R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64})");
+  r = RunKvplan("import-hf " + missing);
+  CHECK(r.err ==
+        "kvplan: error: " + missing + ": LlamaForCausalLM config has no 'num_hidden_layers'\n");
+}
+
+TEST_CASE("output that cannot be written is an error (exit 2), not a silent success") {
+  if (!std::filesystem::exists("/dev/full")) {
+    MESSAGE("skipped: no /dev/full here");
+    return;
+  }
+  const std::string kErr =
+      "kvplan: error: cannot write the output to stdout: No space left on device\n";
+  for (const std::string& args :
+       {"import-hf " + Fixture("qwen3-8b"), std::string("size llama-3.1-8b -c 4K"),
+        "check " + SourcePath("examples/llama-8b-chat.yaml") + " --format junit",
+        std::string("--help")}) {
+    CAPTURE(args);
+    const auto r = RunKvplanInto(args, "/dev/full");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == kErr);
+  }
+}
+
+TEST_CASE("import-hf: a config with no architecture, and a text_config that is not a map") {
+  CHECK_THROWS_WITH(ImportHfConfig("{}", "c.json"),
+                    doctest::Contains("c.json: no architectures or model_type in the config: "
+                                      "kvplan will not guess its cache layout (supported: "));
+  CHECK_THROWS_WITH(ImportHfConfig("{\"architectures\": [\"Gemma3ForConditionalGeneration\"],\n"
+                                   " \"text_config\": []}",
+                                   "c.json"),
+                    "c.json:2:17: text_config: expected a map (the language model's settings)");
+}
+
+TEST_CASE("import-hf: config.json is read as JSON, as Python's json module reads it") {
+  // What YAML would read and a JSON parser refuses, at its line and column.
+  CHECK_THROWS_WITH(
+      ImportHfConfig("{\"architectures\": [\"LlamaForCausalLM\"],\n \"hidden_size\": 64,}",
+                     "c.json"),
+      "c.json:2:19: malformed JSON: a trailing ',' before '}'");
+  CHECK_THROWS_WITH(ImportHfConfig("{\"architectures\": ['LlamaForCausalLM']}", "c.json"),
+                    "c.json:1:20: malformed JSON: expected a value, found '''");
+  // NaN and Infinity are values (Python writes them), named as written.
+  CHECK_THROWS_WITH(
+      ImportHfConfig(
+          "{\"architectures\": [\"LlamaForCausalLM\"],\n \"num_hidden_layers\": Infinity}",
+          "c.json"),
+      "c.json:2:23: num_hidden_layers: expected a whole number, got 'Infinity'");
+  // Cut short inside a list.
+  CHECK_THROWS_WITH(ImportHfConfig("{\"architectures\": [\"LlamaForCausalLM\",\n", "c.json"),
+                    "c.json:2:1: malformed JSON: end of sequence flow not found");
+}
+
+TEST_CASE("import-hf: a name with a control character is refused naming where it came from") {
+  const std::string config = ReadFile(Fixture("qwen3-8b"));
+  CHECK_THROWS_WITH(ImportHfConfig(config, "q.json", "a\nb"),
+                    "--name: has a control character (U+000A); a name is one line of printable "
+                    "text");
+  CHECK_THROWS_WITH(ImportHfConfig(config, "q.json",
+                                   "a\x01"
+                                   "b"),
+                    "--name: has a control character (U+0001); a name is one line of printable "
+                    "text");
+  // _name_or_path becomes hf_repo as it is (the name from it is sanitised).
+  std::string bad = config;
+  bad.insert(bad.find('{') + 1, "\"_name_or_path\": \"org/a\\nb\", ");
+  CHECK_THROWS_WITH(ImportHfConfig(bad, "q.json"),
+                    "q.json:1:19: _name_or_path: has a control character (U+000A); a name is one "
+                    "line of printable text");
+}
+
+TEST_CASE("import-hf: names YAML would read as null, a bool or a number are quoted") {
+  for (const std::string name : {"null", "~", "Yes", "off", "123", "1.5b", "+x"}) {
+    CAPTURE(name);
+    const HfImport imp = ImportHfConfig(ReadFile(Fixture("qwen3-8b")), "qwen3-8b.json", name);
+    CHECK(imp.spec.name == name);
+    CHECK(imp.yaml.find("\nname: \"" + name + "\"\n") != std::string::npos);
+  }
+  CHECK(ImportHfConfig(ReadFile(Fixture("qwen3-8b")), "q.json", "my-qwen")
+            .yaml.find("\nname: my-qwen\n") != std::string::npos);
+}
+
+TEST_CASE("output files: links and devices are not replaced, dangling links count as existing") {
+  namespace fs = std::filesystem;
+  const std::string dir = TempDir();
+  WriteFile(dir, "target.yaml", "keep\n");
+  fs::create_symlink("target.yaml", dir + "/link.yaml");
+  fs::create_symlink("nowhere.yaml", dir + "/dangling.yaml");
+  const std::string run = "import-hf " + Fixture("gpt2") + " -o ";
+  auto r = RunKvplan(run + "dangling.yaml", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "kvplan: error: dangling.yaml: file exists (use --force to overwrite)\n");
+  r = RunKvplan(run + "link.yaml --force", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "kvplan: error: link.yaml: is not a regular file (a symbolic link); kvplan only "
+        "writes regular files\n");
+  CHECK(fs::is_symlink(dir + "/link.yaml"));
+  CHECK(ReadFile(dir + "/target.yaml") == "keep\n");
+  CHECK(!fs::exists(dir + "/nowhere.yaml"));
+  // A named pipe stands for a device (as root, /dev/null was once replaced
+  // by a file; a test must not risk that).
+  REQUIRE(mkfifo((dir + "/pipe.yaml").c_str(), 0600) == 0);
+  r = RunKvplan(run + "pipe.yaml --force", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "kvplan: error: pipe.yaml: is not a regular file (a device, pipe or socket); "
+        "kvplan only writes regular files\n");
+  CHECK(fs::is_fifo(dir + "/pipe.yaml"));
+  int files = 0;  // no temporary file left behind
+  for (const auto& e : fs::directory_iterator(dir)) files += e.path().filename().string()[0] == '.';
+  CHECK(files == 0);
+}
+
+TEST_CASE("import-hf writes atomically and never overwrites without --force") {
+  std::string dir = TempDir();
+  auto r = RunKvplan("import-hf " + Fixture("qwen3-8b"));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("head_dim: 128") != std::string::npos);
+  r = RunKvplan("import-hf " + Fixture("qwen3-8b") + " -o out.yaml --name my-qwen", dir);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.empty());
+  std::string first = ReadFile(dir + "/out.yaml");
+  CHECK(first.find("name: my-qwen\n") != std::string::npos);
+  r = RunKvplan("import-hf " + Fixture("gpt2") + " -o out.yaml", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "kvplan: error: out.yaml: file exists (use --force to overwrite)\n");
+  CHECK(ReadFile(dir + "/out.yaml") == first);
+  // A new file gets 0666 less the umask, as open(2) would give it.
+  namespace fs = std::filesystem;
+  const mode_t mask = umask(0);
+  umask(mask);
+  CHECK(static_cast<mode_t>(fs::status(dir + "/out.yaml").permissions()) == (0666 & ~mask));
+  // Overwriting keeps the file's own mode.
+  fs::permissions(dir + "/out.yaml", fs::perms::owner_read | fs::perms::owner_write);
+  r = RunKvplan("import-hf " + Fixture("gpt2") + " -o out.yaml --force", dir);
+  CHECK(r.exit_code == 0);
+  CHECK(ReadFile(dir + "/out.yaml").find("name: gpt2\n") != std::string::npos);
+  CHECK(fs::status(dir + "/out.yaml").permissions() ==
+        (fs::perms::owner_read | fs::perms::owner_write));
+  // ...but not set-id bits: new content is not made setuid.
+  fs::permissions(dir + "/out.yaml", static_cast<fs::perms>(04755));
+  r = RunKvplan("import-hf " + Fixture("gpt2") + " -o out.yaml --force", dir);
+  CHECK(r.exit_code == 0);
+  CHECK(static_cast<unsigned>(fs::status(dir + "/out.yaml").permissions()) == 0755u);
+  // No temporary file is left behind.
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    (void)e;
+    ++files;
+  }
+  CHECK(files == 1);
+  // The written spec is a MODEL like any other, and so is the config itself.
+  auto a = RunKvplan("size out.yaml -c 1K --kv-cache-dtype fp16 --format json", dir);
+  auto b = RunKvplan("size " + Fixture("gpt2") + " -c 1K --kv-cache-dtype fp16 --format json");
+  auto c = RunKvplan("size gpt2 -c 1K --kv-cache-dtype fp16 --format json");
+  CHECK(a.exit_code == 0);
+  CHECK(b.exit_code == 0);
+  CHECK(a.out.find("\"bytes_total\": 37748736") != std::string::npos);
+  CHECK(b.out.find("\"bytes_total\": 37748736") != std::string::npos);
+  CHECK(c.out.find("\"bytes_total\": 37748736") != std::string::npos);
+}
+
+TEST_CASE("models --verify reports every differing field, exit 1; agreement exits 0") {
+  auto ok = RunKvplan("models --verify " + SourcePath("models/jamba-v0.1.yaml") + " --against " +
+                      Fixture("jamba-v0.1"));
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out.find("agrees with") != std::string::npos);
+  std::string dir = TempDir();
+  std::string spec = ReadFile(SourcePath("models/llama-3.1-8b.yaml"));
+  spec.replace(spec.find("kv_heads: 8 "), 12, "kv_heads: 4 ");
+  spec.replace(spec.find("max_context: 131072"), 19, "max_context: 8192  ");
+  std::string path = WriteFile(dir, "wrong.yaml", spec);
+  auto r = RunKvplan("models --verify wrong.yaml --against " + Fixture("llama-3.1-8b"), dir);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out == "wrong.yaml:12:11: kv_heads: spec says 4, " + Fixture("llama-3.1-8b") +
+                     " says 8\nwrong.yaml:14:14: max_context: spec says 8192, " +
+                     Fixture("llama-3.1-8b") +
+                     " says 131072\n2 fields differ between wrong.yaml "
+                     "and " +
+                     Fixture("llama-3.1-8b") + "\n");
+  auto j = RunKvplan(
+      "models --verify wrong.yaml --against " + Fixture("llama-3.1-8b") + " --format json", dir);
+  CHECK(j.exit_code == 1);
+  CHECK(j.out.find("\"field\": \"kv_heads\"") != std::string::npos);
+  auto bad = RunKvplan("models --verify wrong.yaml", dir);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "kvplan: error: --verify needs --against config.json\n");
+}
+
+TEST_CASE(
+    "import-hf from a path with a newline: the path is quoted and escaped, the spec reads back") {
+  const std::string dir = TempDir();
+  const std::string sub = dir + "/we\nird";
+  std::filesystem::create_directories(sub);
+  std::filesystem::copy_file(SourcePath("tests/data/hf/falcon-7b.json"), sub + "/config.json");
+  kvplan::test::CliResult r = RunKvplan("import-hf 'we\nird/config.json'", dir);
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.rfind("# Imported by `kvplan import-hf` from \"we\\x0aird/config.json\".\n", 0) == 0);
+  CHECK(r.out.find("\nsource: \"we\\x0aird/config.json\"\n") != std::string::npos);
+  CHECK(RunKvplan("size 'we\nird/config.json'", dir).exit_code == 0);
+}
