@@ -13,10 +13,10 @@
 #include <array>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "util/error.h"
+#include "util/input_file.h"
 
 namespace kvplan {
 namespace {
@@ -449,11 +449,8 @@ GgufFile ParseGgufBytes(std::string_view bytes, const std::string& path) {
 GgufFile ReadGgufFile(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) Fail("{}: a folder, not a GGUF file", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) Fail("{}: cannot open file: {}", path, std::strerror(errno));
-  in.seekg(0, std::ios::end);
-  const std::streamoff end = in.tellg();
-  if (end < 0) Fail("{}: cannot read the file's size", path);
+  const InputFile in(path);
+  const uint64_t end = in.size();
   // A window of the file read in 1 MiB pieces: the metadata is read front to
   // back, and skipped arrays move the window forward without reading them.
   constexpr uint64_t kWindow = 1 << 20;
@@ -463,13 +460,8 @@ GgufFile ReadGgufFile(const std::string& path) {
     while (n > 0) {
       if (offset < window_at || offset >= window_at + window.size()) {
         window_at = offset;
-        window.resize(std::min<uint64_t>(kWindow, static_cast<uint64_t>(end) - offset));
-        in.clear();
-        in.seekg(static_cast<std::streamoff>(offset));
-        in.read(window.data(), static_cast<std::streamsize>(window.size()));
-        if (static_cast<uint64_t>(in.gcount()) != window.size()) {
-          Fail("{}: byte {}: read error", path, offset);
-        }
+        window.resize(std::min<uint64_t>(kWindow, end - offset));
+        in.ReadAt(offset, window.size(), window.data());
       }
       const uint64_t k = std::min<uint64_t>(n, window_at + window.size() - offset);
       std::memcpy(out, window.data() + (offset - window_at), k);
@@ -478,7 +470,7 @@ GgufFile ReadGgufFile(const std::string& path) {
       n -= k;
     }
   };
-  return ParseGguf(read, static_cast<uint64_t>(end), path);
+  return ParseGguf(read, end, path);
 }
 
 }  // namespace kvplan

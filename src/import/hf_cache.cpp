@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/input_file.h"
 
 namespace kvplan {
 namespace fs = std::filesystem;
@@ -105,10 +104,7 @@ std::optional<CachedSnapshot> FindCachedSnapshot(const std::string& hub_dir, std
   if (fs::is_regular_file(ref, ec)) {
     // A refs file is one commit hash; anything bigger is not one.
     if (fs::file_size(ref, ec) > 4096 || ec) Fail("{}: not a Hugging Face refs file", ref.string());
-    std::ifstream in(ref, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::optional<std::string> parsed = ParseRefText(text.str());
+    std::optional<std::string> parsed = ParseRefText(ReadInputFile(ref.string(), 4096));
     if (!parsed) {
       Fail(
           "{}: expected a 40-hex-digit commit hash (a damaged Hugging Face cache: delete the file)",

@@ -6,12 +6,12 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "import/hf_cache.h"
+#include "util/error.h"
+#include "util/input_file.h"
 
 namespace kvplan {
 namespace {
@@ -180,12 +180,8 @@ class Http {
 std::string ReadSmallFile(const std::string& path, uint64_t limit) {
   std::error_code ec;
   const uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec) Fail("{}: cannot read: {}", path, ec.message());
-  if (size > limit) Fail("{}: over {} bytes, not a token file", path, limit);
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  if (!ec && size > limit) Fail("{}: over {} bytes, not a token file", path, limit);
+  return ReadInputFile(path, limit);
 }
 
 // The headers of each shard, as "<file>.header": 8 length bytes + JSON.

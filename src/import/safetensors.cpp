@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "spec/json_syntax.h"
 #include "util/checked.h"
 #include "util/error.h"
+#include "util/input_file.h"
 
 namespace kvplan {
 namespace fs = std::filesystem;
@@ -96,14 +96,6 @@ Span ReadTensor(const std::string& name, const nlohmann::ordered_json& t, const 
   return s;
 }
 
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) Fail("{}: cannot read", path.string());
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) Fail("{}: cannot read", path.string());
-  return text;
-}
-
 bool IsFile(const fs::path& p) {
   std::error_code ec;
   return fs::is_regular_file(p, ec);
@@ -112,12 +104,8 @@ bool IsFile(const fs::path& p) {
 // The index's metadata.total_size, or nullopt when it has none; the shard
 // file names of its weight_map into `shards`.
 std::optional<uint64_t> ReadIndex(const fs::path& path, std::set<std::string>& shards) {
-  const std::string text = ReadAll(path);
   const std::string file = path.string();
-  if (text.size() > kMaxSafetensorsHeader) {
-    Fail("{}: {} bytes, over kvplan's limit of {} for an index", file, text.size(),
-         kMaxSafetensorsHeader);
-  }
+  const std::string text = ReadInputFile(file, kMaxSafetensorsHeader);
   CheckJsonSyntax(text, file);
   JsonDocument doc = ParseJsonDocument(text);
   const auto& root = doc.root;
@@ -234,16 +222,14 @@ SafetensorsHeader ParseSafetensorsHeader(std::string_view json, const std::strin
 }
 
 SafetensorsHeader ReadSafetensorsHeader(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) Fail("{}: cannot read", path);
-  std::error_code ec;
-  const uint64_t file_size = fs::file_size(path, ec);
-  if (ec) Fail("{}: cannot read its size", path);
+  const InputFile in(path);
+  const uint64_t file_size = in.size();
   unsigned char len_bytes[8] = {};
-  if (file_size < 8 || !in.read(reinterpret_cast<char*>(len_bytes), 8)) {
+  if (file_size < 8) {
     Bad(path,
         fmt::format("the file holds {} bytes, fewer than the 8-byte header length", file_size));
   }
+  in.ReadAt(0, 8, reinterpret_cast<char*>(len_bytes));
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | len_bytes[i];  // little-endian
   if (n > kMaxSafetensorsHeader) {
@@ -255,9 +241,7 @@ SafetensorsHeader ReadSafetensorsHeader(const std::string& path) {
                           file_size));
   }
   std::string json(n, '\0');
-  if (n != 0 && !in.read(json.data(), static_cast<std::streamsize>(n))) {
-    Fail("{}: cannot read", path);
-  }
+  in.ReadAt(8, n, json.data());
   const bool piece =
       path.size() > kHeaderSuffix.size() &&
       path.compare(path.size() - kHeaderSuffix.size(), kHeaderSuffix.size(), kHeaderSuffix) == 0;

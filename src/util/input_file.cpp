@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -109,6 +110,44 @@ std::string ReadAllBounded(int fd, const std::string& path, size_t max_bytes) {
     }
   }
   return text;
+}
+
+std::string ReadInputFile(const std::string& path, size_t max_bytes) {
+  const int fd = OpenInputFile(path);
+  try {
+    std::string text = ReadAllBounded(fd, path, max_bytes);
+    ::close(fd);
+    return text;
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+}
+
+InputFile::InputFile(const std::string& path) : path_(path), fd_(OpenInputFile(path)) {
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    size_ = static_cast<uint64_t>(st.st_size);
+  }
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void InputFile::ReadAt(uint64_t offset, uint64_t n, char* out) const {
+  while (n > 0) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(n, uint64_t{1} << 30));
+    const ssize_t got = ::pread(fd_, out, want, static_cast<off_t>(offset));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      Fail("{}: byte {}: cannot read: {}", path_, offset, std::strerror(errno));
+    }
+    if (got == 0) Fail("{}: byte {}: the file ends there (truncated?)", path_, offset);
+    out += got;
+    offset += static_cast<uint64_t>(got);
+    n -= static_cast<uint64_t>(got);
+  }
 }
 
 }  // namespace kvplan

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace kvplan {
@@ -31,5 +32,31 @@ int OpenInputFile(const std::string& path);
 /// Reads all of `fd` (a regular file from its size; a pipe to its end),
 /// at most `max_bytes`, naming `path` in errors. Does not close `fd`.
 std::string ReadAllBounded(int fd, const std::string& path, size_t max_bytes);
+
+/// The whole of a small input file: OpenInputFile, then ReadAllBounded.
+std::string ReadInputFile(const std::string& path, size_t max_bytes);
+
+/// An input file opened by OpenInputFile and closed when it goes, read at
+/// offsets: the readers that skip through big files (GGUF, safetensors)
+/// read their headers without reading the weights.
+class InputFile {
+ public:
+  explicit InputFile(const std::string& path);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  /// The size when opened (fstat), in bytes.
+  uint64_t size() const { return size_; }
+  /// Reads exactly `n` bytes from `offset` into `out`, or throws Error
+  /// "<path>: byte <offset>: ..." (a read error or the file's end).
+  void ReadAt(uint64_t offset, uint64_t n, char* out) const;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
 
 }  // namespace kvplan

@@ -100,7 +100,10 @@ const std::string kHfConfig = SourcePath("tests/data/hf/qwen3-8b.json");
 
 TEST_CASE("FIFOs, sockets and devices as inputs: refused at once, one line, exit 2") {
   const std::string dir = TempDir();
-  for (const char* name : {"pipe.yaml", "pipe.json", "pipe.csv"}) {
+  // A checkpoint folder whose config.json is a FIFO.
+  REQUIRE(mkdir((dir + "/pipe.ckpt").c_str(), 0700) == 0);
+  for (const char* name :
+       {"pipe.yaml", "pipe.json", "pipe.csv", "pipe.gguf", "pipe.ckpt/config.json"}) {
     REQUIRE(mkfifo((dir + "/" + name).c_str(), 0600) == 0);
   }
   WriteFile(
@@ -112,6 +115,9 @@ TEST_CASE("FIFOs, sockets and devices as inputs: refused at once, one line, exit
   const std::vector<std::string> runs = {
       "size pipe.yaml",
       "size pipe.json",
+      "size pipe.gguf",
+      "size pipe.ckpt",
+      "capacity pipe.gguf --gpu h100-sxm",
       "latency pipe.yaml --gpu h100-sxm",
       "capacity pipe.yaml --gpu h100-sxm",
       "compare llama-3.1-8b pipe.yaml --gpu h100-sxm",

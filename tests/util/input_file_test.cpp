@@ -52,3 +52,25 @@ TEST_CASE("OpenInputFile: regular files and open descriptors only, never a wait"
   CHECK_FALSE(IsOpenDescriptorPath("/dev/fd/0/../x"));
   CHECK_FALSE(IsOpenDescriptorPath("/tmp/fifo"));
 }
+
+TEST_CASE("InputFile: reads at offsets, names the byte where the file ends") {
+  const std::string dir = kvplan::test::TempDir();
+  const std::string file = kvplan::test::WriteFile(dir, "w.bin", "0123456789");
+  const InputFile in(file);
+  CHECK(in.size() == 10);
+  char buf[4] = {};
+  in.ReadAt(6, 4, buf);
+  CHECK(std::string(buf, 4) == "6789");
+  in.ReadAt(0, 0, buf);  // nothing to read is no error
+  CHECK_THROWS_WITH(in.ReadAt(8, 4, buf),
+                    (file + ": byte 10: the file ends there (truncated?)").c_str());
+  CHECK(ReadInputFile(file, 10) == "0123456789");
+  CHECK_THROWS_WITH(ReadInputFile(file, 9),
+                    (file + ": file is 10 bytes, over the 9 byte limit for input files").c_str());
+  const std::string fifo = dir + "/p.gguf";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(InputFile{fifo},
+                    (fifo + ": is a FIFO (named pipe), not a regular file").c_str());
+  CHECK_THROWS_WITH(ReadInputFile(fifo, 100),
+                    (fifo + ": is a FIFO (named pipe), not a regular file").c_str());
+}
