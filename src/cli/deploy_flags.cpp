@@ -140,6 +140,17 @@ EngineConfig ToEngineConfig(const DeployFlags& f) {
   c.pp = f.pp;
   c.nodes = f.nodes;
   c.gpus_per_node = f.gpus_per_node;
+  // Each flag is bounded by its range; the GPUs they add up to are bounded
+  // too (each under 2^16, so no product wraps).
+  if (c.tp * c.pp > kMaxRanks) {
+    Fail("-tp {} x -pp {} = {} GPUs is over the limit of {}", c.tp, c.pp, WithCommas(c.tp * c.pp),
+         WithCommas(kMaxRanks));
+  }
+  const uint64_t per_node = c.gpus_per_node != 0 ? c.gpus_per_node : 8;
+  if (c.nodes * per_node > kMaxRanks) {
+    Fail("--nodes {} x --gpus-per-node {} = {} GPUs is over the limit of {}", c.nodes, per_node,
+         WithCommas(c.nodes * per_node), WithCommas(kMaxRanks));
+  }
   if (!f.kv_cache_memory_bytes.empty()) {
     c.kv_cache_memory_bytes = ParseBytes(f.kv_cache_memory_bytes, "--kv-cache-memory-bytes");
     if (c.kv_cache_memory_bytes == 0) Fail("--kv-cache-memory-bytes: must be more than 0");

@@ -382,6 +382,14 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   c.tp = a.tp.value_or(1);
   c.pp = a.pp.value_or(1);
   c.dp = a.dp.value_or(1);
+  // Each of tp, pp and dp is bounded where it is read; their product is the
+  // GPUs the config asks for, bounded as hardware.count is (each under 2^16,
+  // so the product cannot wrap).
+  if (c.tp * c.pp * c.dp > kMaxRanks) {
+    const char* last = a.dp ? "dp" : a.pp ? "pp" : "tp";
+    Fail("{}{}: tp x pp x dp = {} GPUs is over the limit of {}", a.PosOf(last, d.pos).Prefix(),
+         a.NameOf(last), WithCommas(c.tp * c.pp * c.dp), WithCommas(kMaxRanks));
+  }
   c.nodes = 1;
   c.gpus_per_node = d.gpu_count != 0 ? d.gpu_count : c.tp * c.pp * c.dp;
   c.kv_cache_memory_bytes = a.kv_cache_memory_bytes.value_or(0);
