@@ -43,27 +43,217 @@ size_t FirstNonUtf8(std::string_view text) {
 
 namespace {
 
-// The state of CheckShapeBeforeParse's scan: where it is in YAML's
-// grammar, as far as the parser's recursion and node count depend on it.
-struct ShapeScan {
-  int flow = 0;  // open flow collections ([ or {)
-  int line = 1, column = 0;
-  bool in_single = false, in_double = false, in_comment = false;
+// CheckShapeBeforeParse's scan: where it is in YAML's grammar, as far as
+// the parser's recursion and node count depend on it, one byte at a time.
+class ShapeScan {
+ public:
+  ShapeScan(const std::string& text, const std::string& file) : text_(text), file_(file) {}
+
+  void Run() {
+    for (size_t i = 0; i < text_.size(); ++i) {
+      const char c = text_[i];
+      ++column_;
+      if (c == '\n') {
+        EndLine();
+        continue;
+      }
+      if (at_line_start_) {
+        const Step step = LineStart(i, c);
+        if (step == Step::kStop) break;
+        if (step == Step::kNext) continue;
+      }
+      if (Skipped(i, c)) continue;
+      Token(i, c);
+    }
+  }
+
+ private:
+  enum class Step { kNext, kStop, kOn };
+
+  void CountValue() {
+    if (++values_ > YamlLimits::kMaxNodes) {
+      Fail("{}:{}:{}: more than {} values (lines and flow items) in one file", file_, line_,
+           column_, YamlLimits::kMaxNodes);
+    }
+  }
+
+  bool BlankAt(size_t i) const {
+    return i >= text_.size() || text_[i] == ' ' || text_[i] == '\t' || text_[i] == '\n' ||
+           text_[i] == '\r';
+  }
+
+  bool FlowPunctuationAt(size_t i) const {
+    return flow_ > 0 && i < text_.size() && std::strchr(",[]{}", text_[i]) != nullptr;
+  }
+
+  void EndLine() {
+    if (line_has_content_) CountValue();
+    ++line_;
+    column_ = 0;
+    in_comment_ = false;
+    if (flow_ == 0) {
+      // Quoted scalars may span lines; in block context the scan ends
+      // them at the line's end, which can only count more brackets.
+      in_single_ = in_double_ = false;
+      node_start_ = true;
+      json_like_ = false;
+    }
+    at_line_start_ = true;
+    line_has_content_ = false;
+    indent_ = 0;
+    indicator_column_ = -1;
+  }
+
+  // The start of a line: a block scalar's text, the indentation ("- " and
+  // "? " count), a tab in it, a "---".
+  Step LineStart(size_t& i, char c) {
+    // The lines of a block scalar are text: skipped while indented past
+    // its parent (the first one fixes the content indentation) or blank.
+    if (block_parent_ >= 0) {
+      const size_t end = std::min(text_.find('\n', i), text_.size());
+      const size_t first = text_.find_first_not_of(' ', i);
+      const bool blank = first >= end || text_.find_first_not_of(" \t\r", i) >= end;
+      const int spaces = static_cast<int>(std::min(first, end) - i);
+      if (block_content_ < 0 && !blank && spaces > block_parent_) block_content_ = spaces;
+      if (blank || (block_content_ >= 0 && spaces >= block_content_)) {
+        i = end - 1;  // the '\n' (or the last byte) comes next
+        column_ = 0;
+        at_line_start_ = true;
+        return end == text_.size() ? Step::kStop : Step::kNext;
+      }
+      block_parent_ = block_content_ = -1;
+    }
+    // YAML indents with spaces only; yaml-cpp's own message for a tab is cryptic.
+    if (c == '\t' && flow_ == 0 &&
+        text_.find_first_not_of(' ', i + 1 - static_cast<size_t>(column_)) == i) {
+      const size_t next = text_.find_first_not_of(" \t", i);
+      if (next != std::string::npos && text_[next] != '\n' && text_[next] != '\r' &&
+          text_[next] != '#') {
+        Fail("{}:{}:{}: a tab in the indentation (YAML indents with spaces)", file_, line_,
+             column_);
+      }
+    }
+    // "- " and "? " are indicators; "-x" and "?x" start plain scalars.
+    const bool indicator = (c == '-' || c == '?') && BlankAt(i + 1);
+    if (c == ' ' || c == '\t' || indicator) {
+      if (indicator) indicator_column_ = column_ - 1;
+      if (++indent_ > 8 * YamlLimits::kMaxDepth) {
+        Fail("{}:{}:{}: indentation deeper than {} columns (nesting limit {})", file_, line_,
+             column_, 8 * YamlLimits::kMaxDepth, YamlLimits::kMaxDepth);
+      }
+      return Step::kNext;
+    }
+    at_line_start_ = false;
+    // "---" starts a document, whose root node may follow on the line.
+    if (flow_ == 0 && column_ == 1 && text_.compare(i, 3, "---") == 0 && BlankAt(i + 3)) {
+      i += 2;
+      column_ += 2;
+      return Step::kNext;
+    }
+    return Step::kOn;
+  }
+
+  // True where `c` is inside a comment or quoted scalar, or white space: no
+  // token of its own.
+  bool Skipped(size_t& i, char c) {
+    if (in_comment_) return true;
+    if (in_double_) {
+      if (c == '\\' && i + 1 < text_.size() && text_[i + 1] != '\n') {
+        ++i;  // an escape; a '\' before a line break only joins the lines
+        ++column_;
+      } else if (c == '"') {
+        in_double_ = false;
+        json_like_ = true;
+      }
+      return true;
+    }
+    if (in_single_) {
+      if (c == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') {
+        ++i;  // '' is a quote inside the scalar
+        ++column_;
+      } else if (c == '\'') {
+        in_single_ = false;
+        json_like_ = true;
+      }
+      return true;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') return true;  // white space keeps the state
+    if (c == '#' &&
+        (i == 0 || text_[i - 1] == ' ' || text_[i - 1] == '\t' || text_[i - 1] == '\n')) {
+      in_comment_ = true;
+      return true;
+    }
+    return false;
+  }
+
+  // A byte of content: quotes, brackets, indicators, anchors, tags and
+  // block scalar headers move the state; anything else is a plain scalar's.
+  void Token(size_t& i, char c) {
+    line_has_content_ = true;
+    const bool was_start = node_start_;
+    const bool was_json = json_like_;
+    node_start_ = false;
+    json_like_ = false;
+    if ((c == '"' || c == '\'') && was_start) {
+      (c == '"' ? in_double_ : in_single_) = true;
+    } else if ((c == '[' || c == '{') && (flow_ > 0 || was_start)) {
+      // In flow context a bracket always opens a collection (yaml-cpp ends
+      // a plain scalar there); in block context only where a node starts.
+      CountValue();
+      if (++flow_ > YamlLimits::kMaxDepth) {
+        Fail("{}:{}:{}: nesting deeper than {} levels", file_, line_, column_,
+             YamlLimits::kMaxDepth);
+      }
+      node_start_ = true;
+    } else if ((c == ']' || c == '}') && flow_ > 0) {
+      --flow_;
+      json_like_ = true;
+    } else if (c == ',' && flow_ > 0) {
+      CountValue();
+      node_start_ = true;
+    } else if (c == ':' && (BlankAt(i + 1) || was_json || FlowPunctuationAt(i + 1))) {
+      node_start_ = true;  // a value indicator
+    } else if ((c == '?' || c == '-') && was_start && BlankAt(i + 1)) {
+      node_start_ = true;  // a key or entry indicator inside a line: "{? a: b}"
+    } else if ((c == '&' || c == '!') && was_start) {
+      // An anchor or tag: its name runs to white space, and a node follows.
+      while (i + 1 < text_.size() && !BlankAt(i + 1) && !FlowPunctuationAt(i + 1)) {
+        ++i;
+        ++column_;
+      }
+      node_start_ = true;
+    } else if ((c == '|' || c == '>') && was_start && flow_ == 0) {
+      // A block scalar: its header ends the line; the lines after it that are
+      // indented past its parent (the key, or the last "- ") are its text.
+      block_parent_ = indicator_column_ >= 0 && indicator_column_ + 2 == column_ - 1
+                          ? indicator_column_
+                          : indent_;
+      const size_t end = std::min(text_.find('\n', i), text_.size());
+      column_ += static_cast<int>(end - i) - 1;
+      i = end - 1;
+    }
+  }
+
+  const std::string& text_;
+  const std::string& file_;
+  int flow_ = 0;  // open flow collections ([ or {)
+  int line_ = 1, column_ = 0;
+  bool in_single_ = false, in_double_ = false, in_comment_ = false;
   // Whether a node may start here: at the start of a block line (after its
   // indentation, "- " and "? "), after [ { , in flow, after a ':' value
   // indicator and after an anchor or tag. Only there does a quote open a
   // quoted scalar or a bracket a flow collection (block context); elsewhere
   // they are characters of a plain scalar (a:'x and x 'y are plain).
-  bool node_start = true;
+  bool node_start_ = true;
   // The last token was a quoted scalar or a closed flow collection, after
   // which ':' is a value indicator even with no space ({"a":"b"}).
-  bool json_like = false;
-  bool at_line_start = true, line_has_content = false;
-  int indent = 0;             // this line's indentation, counting "- " and "? "
-  int block_parent = -1;      // >= 0: in a block scalar (| or >) whose parent is at this column
-  int block_content = -1;     // the block scalar's content indentation, once its first line is seen
-  int indicator_column = -1;  // the column of the last "- " or "? " in this line's indentation
-  size_t values = 0;
+  bool json_like_ = false;
+  bool at_line_start_ = true, line_has_content_ = false;
+  int indent_ = 0;          // this line's indentation, counting "- " and "? "
+  int block_parent_ = -1;   // >= 0: in a block scalar (| or >) whose parent is at this column
+  int block_content_ = -1;  // the block scalar's content indentation, once its first line is seen
+  int indicator_column_ = -1;  // the column of the last "- " or "? " in this line's indentation
+  size_t values_ = 0;
 };
 
 // Rejects input that would make the parser go too deep or build too many
@@ -75,159 +265,7 @@ struct ShapeScan {
 // scalars (their lines are text), so that it sees the brackets the parser
 // sees and no quote can hide them from it.
 void CheckShapeBeforeParse(const std::string& text, const std::string& file) {
-  ShapeScan st;
-  auto count_value = [&] {
-    if (++st.values > YamlLimits::kMaxNodes) {
-      Fail("{}:{}:{}: more than {} values (lines and flow items) in one file", file, st.line,
-           st.column, YamlLimits::kMaxNodes);
-    }
-  };
-  auto blank_at = [&](size_t i) {
-    return i >= text.size() || text[i] == ' ' || text[i] == '\t' || text[i] == '\n' ||
-           text[i] == '\r';
-  };
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    ++st.column;
-    if (c == '\n') {
-      if (st.line_has_content) count_value();
-      ++st.line;
-      st.column = 0;
-      st.in_comment = false;
-      if (st.flow == 0) {
-        // Quoted scalars may span lines; in block context the scan ends
-        // them at the line's end, which can only count more brackets.
-        st.in_single = st.in_double = false;
-        st.node_start = true;
-        st.json_like = false;
-      }
-      st.at_line_start = true;
-      st.line_has_content = false;
-      st.indent = 0;
-      st.indicator_column = -1;
-      continue;
-    }
-    if (st.at_line_start) {
-      // The lines of a block scalar are text: skipped while indented past
-      // its parent (the first one fixes the content indentation) or blank.
-      if (st.block_parent >= 0) {
-        const size_t end = std::min(text.find('\n', i), text.size());
-        const size_t first = text.find_first_not_of(' ', i);
-        const bool blank = first >= end || text.find_first_not_of(" \t\r", i) >= end;
-        const int spaces = static_cast<int>(std::min(first, end) - i);
-        if (st.block_content < 0 && !blank && spaces > st.block_parent) {
-          st.block_content = spaces;
-        }
-        if (blank || (st.block_content >= 0 && spaces >= st.block_content)) {
-          i = end - 1;  // the '\n' (or the last byte) comes next
-          st.column = 0;
-          st.at_line_start = true;
-          if (end == text.size()) break;
-          continue;
-        }
-        st.block_parent = st.block_content = -1;
-      }
-      // YAML indents with spaces only; yaml-cpp's own message for a tab is cryptic.
-      if (c == '\t' && st.flow == 0 &&
-          text.find_first_not_of(' ', i + 1 - static_cast<size_t>(st.column)) == i) {
-        size_t next = text.find_first_not_of(" \t", i);
-        if (next != std::string::npos && text[next] != '\n' && text[next] != '\r' &&
-            text[next] != '#') {
-          Fail("{}:{}:{}: a tab in the indentation (YAML indents with spaces)", file, st.line,
-               st.column);
-        }
-      }
-      // "- " and "? " are indicators; "-x" and "?x" start plain scalars.
-      const bool indicator = (c == '-' || c == '?') && blank_at(i + 1);
-      if (c == ' ' || c == '\t' || indicator) {
-        if (indicator) st.indicator_column = st.column - 1;
-        if (++st.indent > 8 * YamlLimits::kMaxDepth) {
-          Fail("{}:{}:{}: indentation deeper than {} columns (nesting limit {})", file, st.line,
-               st.column, 8 * YamlLimits::kMaxDepth, YamlLimits::kMaxDepth);
-        }
-        continue;
-      }
-      st.at_line_start = false;
-      // "---" starts a document, whose root node may follow on the line.
-      if (st.flow == 0 && st.column == 1 && text.compare(i, 3, "---") == 0 && blank_at(i + 3)) {
-        i += 2;
-        st.column += 2;
-        continue;
-      }
-    }
-    if (st.in_comment) continue;
-    if (st.in_double) {
-      if (c == '\\' && i + 1 < text.size() && text[i + 1] != '\n') {
-        ++i;  // an escape; a '\' before a line break only joins the lines
-        ++st.column;
-      } else if (c == '"') {
-        st.in_double = false;
-        st.json_like = true;
-      }
-      continue;
-    }
-    if (st.in_single) {
-      if (c == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
-        ++i;  // '' is a quote inside the scalar
-        ++st.column;
-      } else if (c == '\'') {
-        st.in_single = false;
-        st.json_like = true;
-      }
-      continue;
-    }
-    if (c == ' ' || c == '\t' || c == '\r') continue;  // white space keeps the state
-    if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
-      st.in_comment = true;
-      continue;
-    }
-    st.line_has_content = true;
-    const bool was_start = st.node_start;
-    const bool was_json = st.json_like;
-    st.node_start = false;
-    st.json_like = false;
-    if ((c == '"' || c == '\'') && was_start) {
-      (c == '"' ? st.in_double : st.in_single) = true;
-    } else if ((c == '[' || c == '{') && (st.flow > 0 || was_start)) {
-      // In flow context a bracket always opens a collection (yaml-cpp ends
-      // a plain scalar there); in block context only where a node starts.
-      count_value();
-      if (++st.flow > YamlLimits::kMaxDepth) {
-        Fail("{}:{}:{}: nesting deeper than {} levels", file, st.line, st.column,
-             YamlLimits::kMaxDepth);
-      }
-      st.node_start = true;
-    } else if ((c == ']' || c == '}') && st.flow > 0) {
-      --st.flow;
-      st.json_like = true;
-    } else if (c == ',' && st.flow > 0) {
-      count_value();
-      st.node_start = true;
-    } else if (c == ':' && (blank_at(i + 1) || was_json ||
-                            (st.flow > 0 && i + 1 < text.size() &&
-                             std::strchr(",[]{}", text[i + 1]) != nullptr))) {
-      st.node_start = true;  // a value indicator
-    } else if ((c == '?' || c == '-') && was_start && blank_at(i + 1)) {
-      st.node_start = true;  // a key or entry indicator inside a line: "{? a: b}"
-    } else if ((c == '&' || c == '!') && was_start) {
-      // An anchor or tag: its name runs to white space, and a node follows.
-      while (i + 1 < text.size() && !blank_at(i + 1) &&
-             !(st.flow > 0 && std::strchr(",[]{}", text[i + 1]) != nullptr)) {
-        ++i;
-        ++st.column;
-      }
-      st.node_start = true;
-    } else if ((c == '|' || c == '>') && was_start && st.flow == 0) {
-      // A block scalar: its header ends the line; the lines after it that are
-      // indented past its parent (the key, or the last "- ") are its text.
-      st.block_parent = st.indicator_column >= 0 && st.indicator_column + 2 == st.column - 1
-                            ? st.indicator_column
-                            : st.indent;
-      const size_t end = std::min(text.find('\n', i), text.size());
-      st.column += static_cast<int>(end - i) - 1;
-      i = end - 1;
-    }
-  }
+  ShapeScan(text, file).Run();
 }
 
 // Rejects bytes that are not UTF-8 (yaml-cpp would silently turn them into
@@ -323,16 +361,7 @@ std::string ReadTextFile(const std::string& path, size_t max_bytes) {
   // Only a regular file, or a pipe the shell already opened (/dev/stdin,
   // <(...)): a named FIFO, socket or device is refused before it is opened
   // (util/input_file.h), so no read waits forever or reads without end.
-  const int fd = OpenInputFile(path);
-  std::string text;
-  try {
-    text = ReadAllBounded(fd, path, max_bytes);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-  return LoneCrToLf(std::move(text));
+  return LoneCrToLf(ReadInputFile(path, max_bytes));
 }
 
 YAML::Node ParseYaml(const std::string& text, const std::string& file) {
