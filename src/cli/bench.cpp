@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,6 +21,7 @@
 #include "measure/ceilings.h"
 #include "measure/decode_validation.h"
 #include "measure/harness.h"
+#include "measure/profile_file.h"
 #include "report/json.h"
 #include "report/table.h"
 #include "spec/catalog.h"
@@ -88,18 +88,7 @@ std::optional<double> DatasheetGbps(const BenchRun& run) {
 }
 
 Json ResultJson(const ShapeResult& r, const BenchRun& run) {
-  const BenchShape& s = r.shape;
-  Json j;
-  j.Set("label", s.Label());
-  j.Set("dtype", kernels::KvDtypeName(s.dtype));
-  j.Set("context", s.context);
-  j.Set("batch", s.batch);
-  j.Set("kv_heads", s.kv_heads);
-  j.Set("q_heads", s.kv_heads * s.group);
-  j.Set("group", s.group);
-  j.Set("head_dim", s.head_dim);
-  j.Set("layout", s.block_tokens > 0 ? "paged" : "contiguous");
-  if (s.block_tokens > 0) j.Set("block_tokens", s.block_tokens);
+  Json j = BenchShapeJson(r.shape);
   j.Set("bytes_read", r.timing.bytes_read);
   j.Set("flops", r.timing.flops);
   j.Set("seconds", r.timing.seconds);
@@ -265,9 +254,7 @@ std::string ToText(const BenchRun& run) {
 // else this machine's RAM and the measured figures; plus `measured:`.
 HardwareSpec ProfileSpec(const BenchRun& run, const std::string& path) {
   HardwareSpec h;
-  char date[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  const std::string date = UtcDate();
   if (run.hardware) {
     h = *run.hardware;
     h.source = fmt::format("{}; measured: kvplan bench on {}, {}", h.source, run.machine, date);
@@ -301,11 +288,7 @@ HardwareSpec ProfileSpec(const BenchRun& run, const std::string& path) {
 
 void SaveProfile(const BenchRun& run, const std::string& path, bool force) {
   if (run.curve.empty()) Fail("--save: no curve shape was measured (raise --max-cache)");
-  const std::string yaml =
-      "# Hardware profile written by `kvplan bench --save` (schema: docs/hardware-spec.md)\n" +
-      HardwareToYaml(ProfileSpec(run, path));
-  ParseHardwareYaml(yaml, path);  // what we write must read back
-  WriteFileAtomic(path, yaml, force);
+  WriteProfile(ProfileSpec(run, path), "kvplan bench --save", path, force);
 }
 
 void Run(const BenchOptions& o) {
@@ -404,8 +387,8 @@ void Run(const BenchOptions& o) {
     // kernel; the latency model reads them at this curve (docs/latency.md).
     // Stated at the same median ceiling, by a ceiling read beside each GEMV.
     Progress("measuring the weights curve (fp16 GEMV, batch 1, 2 and 4)");
-    demo::DriftProbe probe({o.threads}, run.ceilings.read_buffer_bytes, run.ceilings.read_gbps);
-    run.weights_curve = demo::MeasureWeightsCurve({o.threads}, max_cache, &probe);
+    kernels::DriftProbe probe({o.threads}, run.ceilings.read_buffer_bytes, run.ceilings.read_gbps);
+    run.weights_curve = kernels::MeasureWeightsCurve({o.threads}, max_cache, &probe);
     Progress("");
     SaveProfile(run, o.save, o.force);
   }

@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -23,6 +22,7 @@
 #include "cli/common.h"
 #include "measure/cuda_bench.h"
 #include "measure/harness.h"
+#include "measure/profile_file.h"
 #include "report/json.h"
 #include "report/table.h"
 #include "spec/catalog.h"
@@ -137,19 +137,8 @@ Json ToJson(const CudaRun& run) {
   }
   Json results = Json::MakeArray();
   for (const CudaRow& row : run.rows) {
-    const BenchShape& s = row.shape;
     const kc::CudaCaseResult& r = row.result;
-    Json x;
-    x.Set("label", s.Label());
-    x.Set("dtype", kernels::KvDtypeName(s.dtype));
-    x.Set("context", s.context);
-    x.Set("batch", s.batch);
-    x.Set("kv_heads", s.kv_heads);
-    x.Set("q_heads", s.kv_heads * s.group);
-    x.Set("group", s.group);
-    x.Set("head_dim", s.head_dim);
-    x.Set("layout", s.block_tokens > 0 ? "paged" : "contiguous");
-    if (s.block_tokens > 0) x.Set("block_tokens", s.block_tokens);
+    Json x = BenchShapeJson(row.shape);
     x.Set("bytes_read", r.cache_bytes);
     x.Set("seconds", r.median_us * 1e-6);
     x.Set("min_seconds", r.min_us * 1e-6);
@@ -219,9 +208,7 @@ std::string ToText(const CudaRun& run) {
 
 HardwareSpec ProfileSpec(const CudaRun& run, const std::string& path) {
   HardwareSpec h;
-  char date[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  const std::string date = UtcDate();
   if (run.hardware) {
     h = *run.hardware;
     h.source = fmt::format("{}; measured: kvplan bench --device cuda on {}, {}", h.source,
@@ -248,12 +235,7 @@ HardwareSpec ProfileSpec(const CudaRun& run, const std::string& path) {
 
 void SaveProfile(const CudaRun& run, const std::string& path, bool force) {
   if (run.curve.empty()) Fail("--save: no curve shape was measured (raise --max-cache)");
-  const std::string yaml =
-      "# Hardware profile written by `kvplan bench --device cuda --save` (schema: "
-      "docs/hardware-spec.md)\n" +
-      HardwareToYaml(ProfileSpec(run, path));
-  ParseHardwareYaml(yaml, path);  // what we write must read back
-  WriteFileAtomic(path, yaml, force);
+  WriteProfile(ProfileSpec(run, path), "kvplan bench --device cuda --save", path, force);
 }
 
 }  // namespace

@@ -70,6 +70,21 @@ Json CurveJson(const std::vector<BandwidthPoint>& curve) {
   return out;
 }
 
+Json BenchShapeJson(const kernels::BenchShape& s) {
+  Json j;
+  j.Set("label", s.Label());
+  j.Set("dtype", kernels::KvDtypeName(s.dtype));
+  j.Set("context", s.context);
+  j.Set("batch", s.batch);
+  j.Set("kv_heads", s.kv_heads);
+  j.Set("q_heads", s.kv_heads * s.group);
+  j.Set("group", s.group);
+  j.Set("head_dim", s.head_dim);
+  j.Set("layout", s.block_tokens > 0 ? "paged" : "contiguous");
+  if (s.block_tokens > 0) j.Set("block_tokens", s.block_tokens);
+  return j;
+}
+
 void CheckOutputPath(const std::string& path, bool force) {
   CheckOutputFile(path, force);
 }

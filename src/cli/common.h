@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "measure/harness.h"
 #include "plan/capacity.h"
 #include "report/capacity.h"
 #include "report/json.h"
@@ -46,6 +47,10 @@ int PrintErrno();
 
 /// A measured bandwidth curve as JSON: [{bytes, gbps, group, batch}, ...] (bench, CPU and CUDA).
 Json CurveJson(const std::vector<BandwidthPoint>& curve);
+
+/// A bench shape as the first fields of a result row in `bench --format
+/// json` (CPU and CUDA alike): label, dtype, context, batch, heads, layout.
+Json BenchShapeJson(const kernels::BenchShape& s);
 
 /// Throws Error when `path` cannot be written later (util/atomic_file.h's
 /// CheckOutputFile: a directory, a missing folder, an existing file without

@@ -172,13 +172,18 @@ Generation TinyTransformer::Generate(CacheMode mode, int prompt_token, int steps
   return {};
 }
 
+Generation TinyTransformer::StartGeneration(int prompt_token, int steps) const {
+  Generation g;
+  g.tokens.push_back(prompt_token);
+  g.logits.resize(static_cast<size_t>(steps) * cfg_.vocab);
+  return g;
+}
+
 Generation TinyTransformer::GenerateCached(bool concat, int prompt_token, int steps,
                                            const StepHook& after_step) const {
   const int d = cfg_.d_model;
   const size_t row = static_cast<size_t>(d);
-  Generation g;
-  g.tokens.push_back(prompt_token);
-  g.logits.resize(static_cast<size_t>(steps) * cfg_.vocab);
+  Generation g = StartGeneration(prompt_token, steps);
   // Per layer K and V, [tokens][d_model]. Append: sized once for every step.
   std::vector<std::vector<float>> kc(layers_.size()), vc(layers_.size());
   if (!concat) {
@@ -224,9 +229,7 @@ Generation TinyTransformer::GenerateNoCache(int prompt_token, int steps,
                                             const StepHook& after_step) const {
   const int d = cfg_.d_model;
   const size_t row = static_cast<size_t>(d);
-  Generation g;
-  g.tokens.push_back(prompt_token);
-  g.logits.resize(static_cast<size_t>(steps) * cfg_.vocab);
+  Generation g = StartGeneration(prompt_token, steps);
   std::vector<float> positions;
   std::vector<float> x, q, k, v, h(row), scratch;
   for (int t = 0; t < steps; ++t) {

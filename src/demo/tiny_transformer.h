@@ -74,6 +74,8 @@ class TinyTransformer {
   // logits = Wout * norm(x).
   void Logits(const float* x, float* logits) const;
 
+  // The prompt token, and room for every step's logits.
+  Generation StartGeneration(int prompt_token, int steps) const;
   Generation GenerateCached(bool concat, int prompt_token, int steps,
                             const StepHook& after_step) const;
   Generation GenerateNoCache(int prompt_token, int steps, const StepHook& after_step) const;

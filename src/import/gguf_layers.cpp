@@ -10,6 +10,7 @@
 #include <array>
 
 #include "import/gguf_internal.h"
+#include "import/layer_sets.h"
 #include "util/checked.h"
 
 namespace kvplan {
@@ -20,11 +21,6 @@ struct LayerInfo {
   uint64_t kv_heads = 0;
   uint64_t window = 0;
   bool operator==(const LayerInfo&) const = default;
-};
-
-struct LayerSet {
-  LayerInfo info;
-  std::vector<uint64_t> layers;
 };
 
 // llama.cpp's sliding-window layout per architecture where the file gives
@@ -44,46 +40,6 @@ constexpr std::array<SwaDefault, 6> kSwaDefaults = {{
     {"exaone4", LayerKind::kSliding, 4, 0},
     {"llama4", LayerKind::kChunked, 4, 8192},
 }};
-
-bool Periodic(const std::vector<uint64_t>& s, uint64_t total, uint64_t& every, uint64_t& offset) {
-  every = s.size() == 1 ? total : s[1] - s[0];
-  offset = s[0];
-  if (every == 0 || offset >= every) return false;
-  uint64_t k = 0;
-  for (uint64_t i = offset; i < total; i += every, ++k) {
-    if (k >= s.size() || s[k] != i) return false;
-  }
-  return k == s.size();
-}
-
-// The sets as groups: every set but one periodic, the remaining one taking
-// the rest (the last such choice first, as hf_layers writes gpt-oss).
-bool ToGroups(const std::vector<LayerSet>& sets, uint64_t total, std::vector<LayerGroup>& out) {
-  for (size_t rest = sets.size(); rest-- > 0;) {
-    std::vector<LayerGroup> groups;
-    bool ok = true;
-    for (size_t k = 0; k < sets.size() && ok; ++k) {
-      if (k == rest) continue;
-      LayerGroup g;
-      g.kind = sets[k].info.kind;
-      g.kv_heads = sets[k].info.kv_heads;
-      g.window = sets[k].info.window;
-      g.layers = sets[k].layers.size();
-      ok = Periodic(sets[k].layers, total, g.every, g.offset);
-      groups.push_back(g);
-    }
-    if (!ok) continue;
-    LayerGroup r;
-    r.kind = sets[rest].info.kind;
-    r.kv_heads = sets[rest].info.kv_heads;
-    r.window = sets[rest].info.window;
-    r.layers = sets[rest].layers.size();
-    groups.push_back(r);
-    out = groups;
-    return true;
-  }
-  return false;
-}
 
 // Which layers slide, their kind and window; all false when none does.
 std::vector<bool> SlidingLayers(const GgufMeta& m, uint64_t layers, LayerKind& kind,
@@ -252,10 +208,11 @@ void ReadAttention(const GgufMeta& m, ModelSpec& s) {
         info.window = window;
       }
     }
-    auto it =
-        std::find_if(sets.begin(), sets.end(), [&](const LayerSet& k) { return k.info == info; });
+    auto it = std::find_if(sets.begin(), sets.end(), [&](const LayerSet& k) {
+      return LayerInfo{k.kind, k.kv_heads, k.window} == info;
+    });
     if (it == sets.end()) {
-      sets.push_back({info, {}});
+      sets.push_back({info.kind, info.kv_heads, info.window, {}});
       it = sets.end() - 1;
     }
     it->layers.push_back(i);
@@ -265,7 +222,7 @@ void ReadAttention(const GgufMeta& m, ModelSpec& s) {
               "SSM keys, but every layer has attention heads: attention and SSM in the same "
               "layers, which a kvplan spec cannot describe");
   }
-  if (!ToGroups(sets, n, s.groups)) {
+  if (!LayerSetsToGroups(sets, n, s.groups)) {
     Fail("{}: {}.{}: the per-layer pattern is not periodic, which a kvplan spec cannot describe",
          m.File().path, m.Arch(), kv_key);
   }

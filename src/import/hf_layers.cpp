@@ -5,64 +5,11 @@
 #include <algorithm>
 
 #include "import/hf_draft.h"
+#include "import/layer_sets.h"
 #include "util/checked.h"
 
 namespace kvplan {
 namespace {
-
-// Layers listed by kind, turned into layer groups: every kind but one must be
-// periodic (layer i in the group iff i % every == offset); the remaining one
-// takes the rest. Returns false when the pattern cannot be written that way.
-struct KindSet {
-  LayerKind kind;
-  uint64_t window;
-  std::vector<uint64_t> layers;
-};
-
-bool Periodic(const std::vector<uint64_t>& s, uint64_t total, uint64_t& every, uint64_t& offset) {
-  if (s.empty()) return false;
-  every = s.size() == 1 ? total : s[1] - s[0];
-  offset = s[0];
-  if (every == 0 || offset >= every) return false;
-  std::vector<uint64_t> want;
-  for (uint64_t i = offset; i < total; i += every) want.push_back(i);
-  return want == s;
-}
-
-bool GroupsFromSets(std::vector<KindSet> sets, uint64_t total, std::vector<LayerGroup>& out) {
-  if (sets.size() == 1) {
-    LayerGroup g;
-    g.kind = sets[0].kind;
-    g.layers = total;
-    g.window = sets[0].window;
-    out = {g};
-    return true;
-  }
-  // The last kind seen takes the rest: gpt-oss [sliding, full, ...] becomes
-  // "sliding every 2 offset 0, full the rest", as models/*.yaml write it.
-  for (size_t rest = sets.size(); rest-- > 0;) {
-    std::vector<LayerGroup> groups;
-    bool ok = true;
-    for (size_t k = 0; k < sets.size() && ok; ++k) {
-      if (k == rest) continue;
-      LayerGroup g;
-      g.kind = sets[k].kind;
-      g.window = sets[k].window;
-      g.layers = sets[k].layers.size();
-      ok = Periodic(sets[k].layers, total, g.every, g.offset);
-      groups.push_back(g);
-    }
-    if (!ok) continue;
-    LayerGroup r;
-    r.kind = sets[rest].kind;
-    r.window = sets[rest].window;
-    r.layers = sets[rest].layers.size();
-    groups.push_back(r);
-    out = groups;
-    return true;
-  }
-  return false;
-}
 
 std::string DescribeGroups(const std::vector<LayerGroup>& groups) {
   std::string s;
@@ -84,7 +31,7 @@ bool GroupsFromLayerTypes(const Config& c, uint64_t layers, uint64_t window, Dra
     Fail("{}{}: expected a list of {} layer types (num_hidden_layers)", at.Prefix(),
          c.Name("layer_types"), layers);
   }
-  std::vector<KindSet> sets;
+  std::vector<LayerSet> sets;
   for (uint64_t i = 0; i < layers; ++i) {
     std::string t = lt[i].IsScalar() ? lt[i].Scalar() : "";
     LayerKind kind;
@@ -101,14 +48,14 @@ bool GroupsFromLayerTypes(const Config& c, uint64_t layers, uint64_t window, Dra
            PosOf(lt[i], c.File()).Prefix(), c.Name("layer_types"), i, t);
     }
     auto it =
-        std::find_if(sets.begin(), sets.end(), [&](const KindSet& k) { return k.kind == kind; });
+        std::find_if(sets.begin(), sets.end(), [&](const LayerSet& k) { return k.kind == kind; });
     if (it == sets.end()) {
-      sets.push_back({kind, w, {}});
+      sets.push_back({kind, 0, w, {}});
       it = sets.end() - 1;
     }
     it->layers.push_back(i);
   }
-  if (!GroupsFromSets(sets, layers, d.s.groups)) {
+  if (!LayerSetsToGroups(sets, layers, d.s.groups)) {
     Fail("{}{}: the layer pattern is not periodic, which a kvplan spec cannot describe",
          at.Prefix(), c.Name("layer_types"));
   }
@@ -194,13 +141,13 @@ void AttentionGroups(const Config& c, const Arch& a, Draft& d) {
                                           "default 6"),
                           every, w);
       }
-      std::vector<KindSet> sets = {{LayerKind::kFull, 0, {}}, {LayerKind::kSliding, w, {}}};
+      std::vector<LayerSet> sets = {{LayerKind::kFull, 0, 0, {}}, {LayerKind::kSliding, 0, w, {}}};
       for (uint64_t i = 0; i < s.layers; ++i) {
         sets[i % every == offset ? 0 : 1].layers.push_back(i);
       }
       if (sets[0].layers.empty()) sets.erase(sets.begin());
       if (sets.back().layers.empty()) sets.pop_back();
-      GroupsFromSets(sets, s.layers, s.groups);
+      LayerSetsToGroups(sets, s.layers, s.groups);
       d.why["layer_groups"] = why;
       return;
     }

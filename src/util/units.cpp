@@ -107,20 +107,30 @@ std::string Fixed2(double v) {
   return fmt::format("{:.2f}", v);
 }
 
-}  // namespace
-
-uint64_t ParseTokens(std::string_view text, std::string_view what) {
-  std::string_view t = Trim(text);
+// The decimal a token count or size starts with, into `d`; returns what
+// follows it (the suffix or unit). Refuses an empty or negative value, bad
+// digit grouping, and text with no number ("'<text>' is <not_a>").
+std::string_view LeadingDecimal(std::string_view text, std::string_view what,
+                                std::string_view not_a, Decimal& d) {
+  const std::string_view t = Trim(text);
   if (t.empty()) Fail("{}: empty value", what);
   if (t.front() == '-') Fail("{}: '{}' is negative", what, text);
   CheckGrouping(t, text, what);
-  Decimal d;
   std::string_view rest;
   bool too_long = false;
   if (!ParseDecimal(t, d, rest, &too_long)) {
     if (too_long) Fail("{}: '{}' is too large (over 2^64)", what, text);
-    Fail("{}: '{}' is not a number (expected e.g. 4096, 4k = 4000, 4K = 4096)", what, text);
+    Fail("{}: '{}' is {}", what, text, not_a);
   }
+  return rest;
+}
+
+}  // namespace
+
+uint64_t ParseTokens(std::string_view text, std::string_view what) {
+  Decimal d;
+  const std::string_view rest =
+      LeadingDecimal(text, what, "not a number (expected e.g. 4096, 4k = 4000, 4K = 4096)", d);
   uint64_t mult = 1;
   if (rest.size() == 1) {
     switch (rest[0]) {
@@ -154,18 +164,9 @@ uint64_t ParseTokens(std::string_view text, std::string_view what) {
 }
 
 uint64_t ParseBytes(std::string_view text, std::string_view what) {
-  std::string_view t = Trim(text);
-  if (t.empty()) Fail("{}: empty value", what);
-  if (t.front() == '-') Fail("{}: '{}' is negative", what, text);
-  CheckGrouping(t, text, what);
   Decimal d;
-  std::string_view rest;
-  bool too_long = false;
-  if (!ParseDecimal(t, d, rest, &too_long)) {
-    if (too_long) Fail("{}: '{}' is too large (over 2^64)", what, text);
-    Fail("{}: '{}' is not a size (expected e.g. 80GB, 80GiB, 3.81GiB, 1000)", what, text);
-  }
-  rest = Trim(rest);
+  const std::string_view rest =
+      Trim(LeadingDecimal(text, what, "not a size (expected e.g. 80GB, 80GiB, 3.81GiB, 1000)", d));
   std::string unit;
   for (char c : rest) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   struct U {
