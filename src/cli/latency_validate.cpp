@@ -25,7 +25,7 @@ namespace {
 
 // Shapes of whole decode steps (weights + attention); none is a shape the
 // bandwidth curve is measured on (attention alone, 8 KV heads, batch 1).
-std::vector<demo::ValidationShape> Shapes(bool quick) {
+std::vector<kernels::ValidationShape> Shapes(bool quick) {
   if (quick) return {{1024, 1}, {8192, 1}, {4096, 2}};
   return {{512, 1}, {2048, 1}, {8192, 1}, {32768, 1}, {2048, 2}, {8192, 2}, {4096, 4}};
 }
@@ -56,10 +56,10 @@ HardwareSpec LoadValidationProfile(const ValidateOptions& o, const std::string& 
 
 // Every round's points: a curve measured now (unless --profile), then the
 // steps timed against it; `hw` ends as the last round's profile.
-std::vector<std::vector<demo::ValidationPoint>> RunRounds(
-    const ValidateOptions& o, const std::string& profile, const demo::SyntheticModel& m,
+std::vector<std::vector<kernels::ValidationPoint>> RunRounds(
+    const ValidateOptions& o, const std::string& profile, const kernels::SyntheticModel& m,
     HardwareSpec& hw, const std::function<void(const std::string&)>& progress) {
-  std::vector<std::vector<demo::ValidationPoint>> rounds;
+  std::vector<std::vector<kernels::ValidationPoint>> rounds;
   for (int r = 0; r < o.rounds; ++r) {
     auto step = [&](const std::string& what) {
       progress(fmt::format("round {}/{}: {}", r + 1, o.rounds, what));
@@ -68,12 +68,12 @@ std::vector<std::vector<demo::ValidationPoint>> RunRounds(
       // Contexts a factor 2 apart (1-256 MiB per step at 8 KV heads): with a
       // factor 4 the log interpolation between 4 and 16 MiB, where the curve
       // still bends, put a step's attention at 8 MiB per layer 40-50 % slow.
-      hw = demo::MeasureProfileNow({256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536},
+      hw = kernels::MeasureProfileNow({256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536},
                                    {1, 4, 8}, {o.threads}, step);
     }
     // A profile measured here: each shape's curve points measured again
     // right before its steps (a --profile file is taken as it is).
-    rounds.push_back(demo::ValidateDecodeModel(m, Shapes(o.quick), hw, o.repeats, {o.threads}, step,
+    rounds.push_back(kernels::ValidateDecodeModel(m, Shapes(o.quick), hw, o.repeats, {o.threads}, step,
                                                profile.empty()));
   }
   return rounds;
@@ -81,7 +81,7 @@ std::vector<std::vector<demo::ValidationPoint>> RunRounds(
 
 // The validation's outcome: each shape's median round, and the errors judged.
 struct Validation {
-  std::vector<demo::ValidationPoint> pts;
+  std::vector<kernels::ValidationPoint> pts;
   // Every round's judged error of each shape, in round order: how far the
   // host moves a row from one round to the next.
   std::vector<std::vector<double>> round_errors;
@@ -91,17 +91,17 @@ struct Validation {
 
 // Each shape keeps the round whose error is its median, so a row's measured
 // and predicted times come from the same round.
-void PickMedianRounds(const std::vector<std::vector<demo::ValidationPoint>>& rounds,
+void PickMedianRounds(const std::vector<std::vector<kernels::ValidationPoint>>& rounds,
                       Validation& v) {
-  std::vector<demo::ValidationPoint>& pts = v.pts;
+  std::vector<kernels::ValidationPoint>& pts = v.pts;
   std::vector<std::vector<double>>& round_errors = v.round_errors;
   for (size_t i = 0; i < rounds.front().size(); ++i) {
-    std::vector<demo::ValidationPoint> each;
+    std::vector<kernels::ValidationPoint> each;
     for (const auto& round : rounds) each.push_back(round[i]);
     round_errors.emplace_back();
     for (const auto& p : each) round_errors.back().push_back(p.AdjustedError());
     std::sort(each.begin(), each.end(),
-              [](const demo::ValidationPoint& a, const demo::ValidationPoint& b) {
+              [](const kernels::ValidationPoint& a, const kernels::ValidationPoint& b) {
                 return a.AdjustedError() < b.AdjustedError();
               });
     pts.push_back(each[(each.size() - 1) / 2]);
@@ -113,7 +113,7 @@ void PickMedianRounds(const std::vector<std::vector<demo::ValidationPoint>>& rou
 // and cores run 10-25 % faster or slower from one minute to the next.
 // The raw errors are shown beside them.
 void Judge(Validation& v) {
-  const std::vector<demo::ValidationPoint>& pts = v.pts;
+  const std::vector<kernels::ValidationPoint>& pts = v.pts;
   std::vector<double> errs, raw;
   for (const auto& p : pts) {
     errs.push_back(std::fabs(p.AdjustedError()));
@@ -126,7 +126,7 @@ void Judge(Validation& v) {
   v.pass = v.worst <= 0.10 && v.median <= 0.05;
 }
 
-std::string ModelLine(const demo::SyntheticModel& m) {
+std::string ModelLine(const kernels::SyntheticModel& m) {
   return fmt::format(
       "synthetic Llama-shaped model: {} layers, hidden {}, {} query / {} KV heads x {}, MLP {}, "
       "vocab {}, fp16 weights and KV",
@@ -149,7 +149,7 @@ Table ValidationTable(const Validation& v) {
   const auto lowest = [&](size_t i) { return LowestRoundError(v, i); };
   const auto highest = [&](size_t i) { return HighestRoundError(v, i); };
   for (size_t i = 0; i < v.pts.size(); ++i) {
-    const demo::ValidationPoint& p = v.pts[i];
+    const kernels::ValidationPoint& p = v.pts[i];
     t.AddRow({WithCommas(static_cast<uint64_t>(p.shape.context)), std::to_string(p.shape.batch),
               FormatGB(p.bytes), fmt::format("{:.2f}", p.measured_s * 1e3),
               fmt::format("{:.2f}", p.predicted_s * 1e3), fmt::format("{:+.1f}%", 100 * p.Error()),
@@ -173,7 +173,7 @@ Json ValidationJson(const ValidateOptions& o, const HardwareSpec& hw, const std:
   j.Set("read_ceiling_gbps", hw.measured->read_ceiling_gbps);
   Json rows = Json::MakeArray();
   for (size_t i = 0; i < v.pts.size(); ++i) {
-    const demo::ValidationPoint& p = v.pts[i];
+    const kernels::ValidationPoint& p = v.pts[i];
     Json r;
     r.Set("context_tokens", p.shape.context);
     r.Set("batch", p.shape.batch);
@@ -211,7 +211,7 @@ std::string ValidationCsv(const Validation& v) {
            "round_error_max", "measured_attention_ms", "measured_attention_at_profile_ceiling_ms",
            "predicted_attention_ms"});
   for (size_t i = 0; i < v.pts.size(); ++i) {
-    const demo::ValidationPoint& p = v.pts[i];
+    const kernels::ValidationPoint& p = v.pts[i];
     c.AddRow(
         {std::to_string(p.shape.context), std::to_string(p.shape.batch), std::to_string(p.bytes),
          fmt::format("{:.6g}", p.measured_s * 1e3), fmt::format("{:.6g}", p.predicted_s * 1e3),
@@ -279,8 +279,8 @@ int RunLatencyValidation(const ValidateOptions& o, const std::string& profile,
   };
   HardwareSpec hw;
   if (!profile.empty()) hw = LoadValidationProfile(o, profile);
-  const demo::SyntheticModel m;
-  const std::vector<std::vector<demo::ValidationPoint>> rounds =
+  const kernels::SyntheticModel m;
+  const std::vector<std::vector<kernels::ValidationPoint>> rounds =
       RunRounds(o, profile, m, hw, progress);
   Validation v;
   PickMedianRounds(rounds, v);

@@ -88,9 +88,10 @@ Json ToJson(const ModelSpec& m, const KvCost& cost, const KvCost& rank, uint64_t
 std::string ToText(const ModelSpec& m, const CacheDtype& dtype, const KvCost& cost,
                    const KvCost& rank, uint64_t n, uint64_t batch, size_t width) {
   std::string out;
-  out += fmt::format("{}{} · {} · {} layers · {} query heads / {} KV heads · head_dim {}\n", m.name,
-                     m.hf_repo.empty() ? "" : " (" + m.hf_repo + ")", m.AttentionKind(), m.layers,
-                     m.query_heads, m.kv_heads, m.head_dim);
+  out += fmt::format("{}{} · {} · {} · {} / {} · head_dim {}\n", m.name,
+                     m.hf_repo.empty() ? "" : " (" + m.hf_repo + ")", m.AttentionKind(),
+                     Plural(m.layers, "layer"), Plural(m.query_heads, "query head"),
+                     Plural(m.kv_heads, "KV head"), m.head_dim);
   out += fmt::format("KV cache {} · context {} {} · batch {}\n\n", dtype.name, FormatTokens(n),
                      n == 1 ? "token" : "tokens", batch);
   Table totals({"", "bytes", "binary", "decimal"});

@@ -18,7 +18,7 @@
 #include "spec/cache_dtype.h"
 #include "util/units.h"
 
-namespace kvplan::demo {
+namespace kvplan::kernels {
 namespace {
 
 // Random fp16 weights in +-1/sqrt(cols), from a splitmix64 stream, in a
@@ -399,4 +399,4 @@ HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts,
   return h;
 }
 
-}  // namespace kvplan::demo
+}  // namespace kvplan::kernels

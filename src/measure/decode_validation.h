@@ -15,7 +15,7 @@
 #include "spec/hardware_spec.h"
 #include "spec/model_spec.h"
 
-namespace kvplan::demo {
+namespace kvplan::kernels {
 
 struct SyntheticModel {
   int64_t layers = 8;
@@ -124,4 +124,4 @@ HardwareSpec MeasureProfileNow(const std::vector<int64_t>& curve_contexts,
                                const std::vector<int64_t>& groups, TimingMode mode,
                                const std::function<void(const std::string&)>& progress);
 
-}  // namespace kvplan::demo
+}  // namespace kvplan::kernels

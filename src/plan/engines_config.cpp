@@ -233,8 +233,8 @@ std::vector<Lint> LintConfig(const ModelSpec& m, const HardwareSpec& gpu, const 
                         c.tp));
   } else if (c.tp > m.kv_heads && m.kv_heads != 0 && m.HasAttention()) {
     AddLint(lints, Severity::kWarning, "kv-replicated",
-            fmt::format("tp {} is more than the {} KV heads: each head is replicated on {} ranks",
-                        c.tp, m.kv_heads, c.tp / m.kv_heads));
+            fmt::format("tp {} is more than the {}: each head is replicated on {} ranks", c.tp,
+                        Plural(m.kv_heads, "KV head"), c.tp / m.kv_heads));
   }
   for (const LayerGroup& g : m.groups) {
     if ((g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked) &&

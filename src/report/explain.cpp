@@ -95,8 +95,8 @@ std::string TensorParallelLine(const ModelSpec& m, const KvCost& rank, uint64_t 
   if (g0.kind == LayerKind::kMla) {
     out += " (the MLA latent is not split by heads: every rank keeps all of it)\n";
   } else if (m.kv_heads < rank.tp) {
-    out += fmt::format(" ({} KV heads over {} ranks: each head is replicated {}x)\n", m.kv_heads,
-                       rank.tp, rank.tp / m.kv_heads);
+    out += fmt::format(" ({} over {} ranks: each head is replicated {}x)\n",
+                       Plural(m.kv_heads, "KV head"), rank.tp, rank.tp / m.kv_heads);
   } else {
     out += fmt::format(" ({} of the {} KV heads each)\n", g0.kv_heads, m.kv_heads);
   }
@@ -126,9 +126,10 @@ std::string Mistakes(const ModelSpec& m, const CacheDtype& dtype, const KvCost& 
   }
   if (attn && m.kv_heads < m.query_heads) {
     mistakes += fmt::format(
-        "  - query heads instead of KV heads: {} query heads share {} KV heads ({}); sizing with "
+        "  - query heads instead of KV heads: {} share {} ({}); sizing with "
         "{} heads would give {} ({}x too much)\n",
-        m.query_heads, m.kv_heads, m.AttentionKind(), m.query_heads,
+        Plural(m.query_heads, "query head"), Plural(m.kv_heads, "KV head"), m.AttentionKind(),
+        m.query_heads,
         FormatBoth(
             static_cast<uint64_t>(static_cast<double>(seq) * m.query_heads / m.kv_heads * batch)),
         m.query_heads / m.kv_heads);

@@ -32,6 +32,7 @@ SourcePos ModelSpec::PosOf(std::string_view field) const {
 }
 
 std::string ModelSpec::AttentionKind() const {
+  if (!HasAttention()) return "attention-free";  // state layers only (Mamba, RWKV)
   for (const LayerGroup& g : groups) {
     if (g.kind == LayerKind::kMla) return "MLA";
   }
@@ -259,12 +260,13 @@ void ValidateModel(ModelSpec& s) {
     Positive(s, "mla", s.mla->kv_lora_rank);
   }
   if (!s.attention_stated.empty()) {
-    std::string derived = s.AttentionKind();
-    std::string stated;
-    for (char c : s.attention_stated) {
-      stated += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    }
-    if (stated != derived) {
+    const std::string derived = s.AttentionKind();
+    auto upper = [](const std::string& t) {
+      std::string u;
+      for (char c : t) u += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      return u;
+    };
+    if (upper(s.attention_stated) != upper(derived)) {
       Fail("{}attention: says {} but the heads make it {} ({} query heads, {} KV heads)",
            s.PosOf("attention").Prefix(), s.attention_stated, derived, s.query_heads, s.kv_heads);
     }

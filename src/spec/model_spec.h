@@ -124,7 +124,7 @@ struct ModelSpec {
   std::optional<MambaSpec> mamba;
 
   std::vector<LayerGroup> groups;  // always non-empty after validation
-  std::string attention_stated;    // optional "attention:" cross-check (MHA/GQA/MQA/MLA)
+  std::string attention_stated;    // optional "attention:" cross-check (MHA/GQA/MQA/MLA/attention-free)
 
   /// Where each top-level field was read (for error messages); may be empty.
   std::map<std::string, SourcePos, std::less<>> field_pos;
@@ -132,7 +132,8 @@ struct ModelSpec {
   /// The position of `field`, or just the origin file when unknown.
   SourcePos PosOf(std::string_view field) const;
 
-  /// "MHA", "GQA", "MQA" or "MLA" (by the first attention group's heads).
+  /// "MHA", "GQA", "MQA" or "MLA" (by the first attention group's heads), or
+  /// "attention-free" for a model of state layers only.
   std::string AttentionKind() const;
 
   /// For each layer index, the index of its group in `groups`.

@@ -20,8 +20,8 @@ TEST_CASE("fp16 GEMV matches a double reference for batches 1-5 and odd shapes")
   using Rows =
       void (*)(const uint16_t*, int64_t, int64_t, int64_t, int64_t, const float*, int64_t, float*);
   std::vector<std::pair<const char*, Rows>> paths = {{"GemvF16", nullptr}};
-  if (kernels::CpuHasAvx2()) paths.emplace_back("avx2", demo::detail::GemvRowsAvx2);
-  if (kernels::CpuHasAvx512()) paths.emplace_back("avx512", demo::detail::GemvRowsAvx512);
+  if (kernels::CpuHasAvx2()) paths.emplace_back("avx2", kernels::detail::GemvRowsAvx2);
+  if (kernels::CpuHasAvx512()) paths.emplace_back("avx512", kernels::detail::GemvRowsAvx512);
   for (const auto& [rows, cols] :
        {std::pair<int64_t, int64_t>{67, 256}, {64, 1024}, {5, 48}, {7, 32}, {9, 40}}) {
     std::vector<uint16_t> w(static_cast<size_t>(rows * cols));
@@ -45,7 +45,7 @@ TEST_CASE("fp16 GEMV matches a double reference for batches 1-5 and odd shapes")
           if (rows_fn != nullptr) {
             rows_fn(w.data(), 0, rows, rows, cols, x.data(), batch, y.data());
           } else {
-            demo::GemvF16(w.data(), rows, cols, x.data(), batch, y.data(), threads);
+            kernels::GemvF16(w.data(), rows, cols, x.data(), batch, y.data(), threads);
           }
           double worst = 0;
           for (int64_t b = 0; b < batch; ++b) {

@@ -13,7 +13,7 @@
 #include "util/units.h"
 
 using namespace kvplan;
-using namespace kvplan::demo;
+using namespace kvplan::kernels;
 
 TEST_CASE("the synthetic model's spec counts what the step reads") {
   SyntheticModel m;

@@ -7,7 +7,7 @@
 #include "kernels/cpu/decode_cpu.h"
 #include "kernels/fp_convert.h"
 
-namespace kvplan::demo {
+namespace kvplan::kernels {
 
 void GemvF16(const uint16_t* w, int64_t rows, int64_t cols, const float* x, int64_t batch, float* y,
              int threads) {
@@ -38,4 +38,4 @@ void GemvF16(const uint16_t* w, int64_t rows, int64_t cols, const float* x, int6
   }
 }
 
-}  // namespace kvplan::demo
+}  // namespace kvplan::kernels

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-namespace kvplan::demo {
+namespace kvplan::kernels {
 
 /// y[b][r] = sum_c W[r][c] * x[b][c] for b < batch; W is [rows][cols] fp16
 /// bits, x is [batch][cols], y is [batch][rows]. cols % 16 == 0 for the
@@ -24,4 +24,4 @@ void GemvRowsAvx512(const uint16_t* w, int64_t r0, int64_t r1, int64_t rows, int
                     const float* x, int64_t batch, float* y);
 }  // namespace detail
 
-}  // namespace kvplan::demo
+}  // namespace kvplan::kernels

@@ -11,7 +11,7 @@
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
 
-namespace kvplan::demo::detail {
+namespace kvplan::kernels::detail {
 namespace {
 
 // The width layer comes before the code built on it.
@@ -42,6 +42,6 @@ void GemvRowsAvx2(const uint16_t* w, int64_t r0, int64_t r1, int64_t rows, int64
   RowsSimd<Vec256>(w, r0, r1, rows, cols, x, batch, y);
 }
 
-}  // namespace kvplan::demo::detail
+}  // namespace kvplan::kernels::detail
 
 #pragma GCC pop_options

@@ -24,7 +24,7 @@
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx2,fma,f16c")
 
-namespace kvplan::demo::detail {
+namespace kvplan::kernels::detail {
 namespace {
 
 // The width layer comes before the code built on it.
@@ -46,6 +46,6 @@ void GemvRowsAvx512(const uint16_t* w, int64_t r0, int64_t r1, int64_t rows, int
   RowsSimd<Vec512>(w, r0, r1, rows, cols, x, batch, y);
 }
 
-}  // namespace kvplan::demo::detail
+}  // namespace kvplan::kernels::detail
 
 #pragma GCC pop_options
