@@ -209,11 +209,9 @@ bool StartupFailures(const ModelSpec& m, const DeployConfig& d, const CapacityRe
   const EngineConfig& c = cap.config;
   bool startup_ok = true;
   for (const Lint& lint : cap.lints) {
-    bool fatal = lint.severity == Severity::kError;
-    // A max_model_len request that does not fit stops vLLM and llama.cpp at startup.
-    if (!fatal && (lint.code == "max-model-len-fits" || lint.code == "kv-fits")) {
-      fatal = c.engine == Engine::kVllm || c.engine == Engine::kLlamaCpp;
-      if (fatal && c.engine == Engine::kVllm) {
+    const bool fatal = StopsEngineAtStartup(lint, c.engine);
+    if (fatal && lint.severity != Severity::kError) {
+      if (c.engine == Engine::kVllm) {
         r.items.push_back(Item(
             "startup", false,
             fmt::format("{} tokens fit in one request", Count(cap.largest_max_model_len)),
@@ -387,8 +385,11 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   // so the product cannot wrap).
   if (c.tp * c.pp * c.dp > kMaxRanks) {
     const char* last = a.dp ? "dp" : a.pp ? "pp" : "tp";
-    Fail("{}{}: tp x pp x dp = {} GPUs is over the limit of {}", a.PosOf(last, d.pos).Prefix(),
-         a.NameOf(last), WithCommas(c.tp * c.pp * c.dp), WithCommas(kMaxRanks));
+    const SourcePos at = a.PosOf(last, d.pos);
+    // A config read from no file is the --vllm-args command line.
+    const std::string where = at.file.empty() && d.file.empty() ? "--vllm-args: " : at.Prefix();
+    Fail("{}{}: tp x pp x dp = {} GPUs is over the limit of {}", where, a.NameOf(last),
+         WithCommas(c.tp * c.pp * c.dp), WithCommas(kMaxRanks));
   }
   c.nodes = 1;
   c.gpus_per_node = d.gpu_count != 0 ? d.gpu_count : c.tp * c.pp * c.dp;
