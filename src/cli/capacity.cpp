@@ -94,7 +94,9 @@ EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
   return c;
 }
 
-void Run(const CapacityOptions& o) {
+// Prints the capacity; returns false when the engine would refuse to start
+// (its startup error is in the output, as the engine prints it).
+bool Run(const CapacityOptions& o) {
   ModelSpec m = LoadModelAndSay(o.model, o.revision);
   HardwareSpec gpu = LoadHardware(o.deploy.gpu);
   EngineConfig config = ToConfig(o, m.max_context);
@@ -116,6 +118,7 @@ void Run(const CapacityOptions& o) {
       Print(CapacityText(m, gpu, r, concurrency, at, OutputWidth()));
       break;
   }
+  return !EngineRefusesToStart(r);
 }
 
 }  // namespace
@@ -159,11 +162,11 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
   kvplan capacity llama-2-7b --gpu a100-80gb --engine trtllm --free-gpu-memory-fraction 0.95
   kvplan capacity gemma-3-27b --gpu rtx-4090 --engine llama.cpp -c 32K -np 4 --kv-cache-dtype q8_0 --weight-dtype int4
   kvplan capacity deepseek-v3 --gpu h200 -tp 8 --nodes 2 -pp 2 --weight-dtype fp8 --concurrency 64
-  kvplan capacity llama-3.1-8b --gpu ./my-profile.yaml --reserve 2GiB)");
-  sub->callback([o, &exit_code] {
-    Run(*o);
-    exit_code = 0;
-  });
+  kvplan capacity llama-3.1-8b --gpu ./my-profile.yaml --reserve 2GiB
+
+Exit status: 0; 1 when the engine would refuse to start (a max_model_len request that
+does not fit the cache: vLLM's ValueError, llama.cpp's failed allocation); 2 on bad input.)");
+  sub->callback([o, &exit_code] { exit_code = Run(*o) ? 0 : 1; });
 }
 
 }  // namespace kvplan

@@ -69,12 +69,12 @@ std::vector<std::vector<kernels::ValidationPoint>> RunRounds(
       // factor 4 the log interpolation between 4 and 16 MiB, where the curve
       // still bends, put a step's attention at 8 MiB per layer 40-50 % slow.
       hw = kernels::MeasureProfileNow({256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536},
-                                   {1, 4, 8}, {o.threads}, step);
+                                      {1, 4, 8}, {o.threads}, step);
     }
     // A profile measured here: each shape's curve points measured again
     // right before its steps (a --profile file is taken as it is).
-    rounds.push_back(kernels::ValidateDecodeModel(m, Shapes(o.quick), hw, o.repeats, {o.threads}, step,
-                                               profile.empty()));
+    rounds.push_back(kernels::ValidateDecodeModel(m, Shapes(o.quick), hw, o.repeats, {o.threads},
+                                                  step, profile.empty()));
   }
   return rounds;
 }

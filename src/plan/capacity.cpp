@@ -463,6 +463,18 @@ bool CapacityResult::FitsAtConcurrency(uint64_t tokens, uint64_t concurrency) co
   }
 }
 
+bool StopsEngineAtStartup(const Lint& lint, Engine engine) {
+  if (lint.severity == Severity::kError) return true;
+  return (lint.code == "max-model-len-fits" || lint.code == "kv-fits") &&
+         (engine == Engine::kVllm || engine == Engine::kLlamaCpp);
+}
+
+bool EngineRefusesToStart(const CapacityResult& capacity) {
+  return std::any_of(capacity.lints.begin(), capacity.lints.end(), [&](const Lint& l) {
+    return StopsEngineAtStartup(l, capacity.config.engine);
+  });
+}
+
 uint64_t MaxModelLenAtConcurrency(const CapacityResult& r, uint64_t concurrency) {
   if (concurrency == 0) return 0;
   uint64_t lo = 0, hi = r.model_max_context;

@@ -285,6 +285,15 @@ Reserve ModelReserve(const ModelSpec& model, const HardwareSpec& gpu, const Engi
 CapacityResult ComputeCapacity(const ModelSpec& model, const HardwareSpec& gpu,
                                const EngineConfig& config);
 
+/// True when `lint` stops the engine at startup: an error lint, or a
+/// max_model_len request that does not fit the cache under vLLM and
+/// llama.cpp (vLLM raises its ValueError, llama.cpp fails to allocate);
+/// SGLang and TensorRT-LLM start and serve shorter requests.
+bool StopsEngineAtStartup(const Lint& lint, Engine engine);
+
+/// True when some lint of `capacity` stops its engine at startup.
+bool EngineRefusesToStart(const CapacityResult& capacity);
+
 /// The longest max_model_len (at most the model's max_context) at which
 /// `concurrency` requests fit at once (0 when not even one token each fits):
 /// a binary search over CapacityResult::FitsAtConcurrency.

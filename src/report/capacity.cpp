@@ -324,6 +324,7 @@ Json CapacityJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRes
   j.Set("max_concurrency", r.max_concurrency);
   j.Set("max_requests", r.max_requests);
   j.Set("fits", r.fits);
+  j.Set("engine_starts", !EngineRefusesToStart(r));
   j.Set("largest_max_model_len", r.largest_max_model_len);
   if (concurrency) {
     j.Set("concurrency", *concurrency);

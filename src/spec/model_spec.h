@@ -124,7 +124,8 @@ struct ModelSpec {
   std::optional<MambaSpec> mamba;
 
   std::vector<LayerGroup> groups;  // always non-empty after validation
-  std::string attention_stated;    // optional "attention:" cross-check (MHA/GQA/MQA/MLA/attention-free)
+  std::string
+      attention_stated;  // optional "attention:" cross-check (MHA/GQA/MQA/MLA/attention-free)
 
   /// Where each top-level field was read (for error messages); may be empty.
   std::map<std::string, SourcePos, std::less<>> field_pos;

@@ -22,6 +22,30 @@ void ExpectError(const std::string& args, const std::string& message) {
 
 }  // namespace
 
+TEST_CASE("capacity: exit 1 when the engine would refuse to start, its words kept") {
+  // 128K of Llama-3.1-8B needs 16 GiB of cache; a 24 GB RTX 3090 has 4.89 GiB
+  // left after the weights: vLLM raises its ValueError at startup.
+  const std::string args = "capacity llama-3.1-8b --gpu rtx-3090 --max-model-len 128K";
+  auto r = RunKvplan(args);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("ValueError: To serve at least one request with the models's max seq len "
+                   "(131072)") != std::string::npos);
+  CHECK(r.out.find("the estimated maximum model length is 40080.") != std::string::npos);
+  auto j = RunKvplan(args + " --format json");
+  CHECK(j.exit_code == 1);
+  CHECK(j.out.find("\"engine_starts\": false") != std::string::npos);
+  // llama.cpp fails to allocate the same way.
+  CHECK(RunKvplan("capacity llama-3.1-8b --gpu rtx-3090 --engine llama.cpp -c 128K").exit_code ==
+        1);
+  // SGLang starts and serves shorter requests: exit 0.
+  CHECK(RunKvplan("capacity llama-3.1-8b --gpu rtx-3090 --engine sglang --max-model-len 128K")
+            .exit_code == 0);
+  // A configuration that fits: exit 0, engine_starts true.
+  auto ok = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --format json");
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out.find("\"engine_starts\": true") != std::string::npos);
+}
+
 TEST_CASE("capacity: vLLM's own lines for a given budget (vllm-project/vllm#10517)") {
   auto r = RunKvplan(
       "capacity llama-3.1-8b --gpu rtx-3090 --max-model-len 20000 "
