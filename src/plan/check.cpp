@@ -7,6 +7,7 @@
 
 #include "plan/latency.h"
 #include "plan/weights.h"
+#include "spec/catalog.h"
 #include "util/checked.h"
 #include "util/units.h"
 
@@ -69,6 +70,29 @@ CheckItem Item(std::string name, bool pass, std::string measured, std::string re
           std::move(detail), std::move(pos)};
 }
 
+// `i` with its figures as numbers (CheckItem::measured_value, ...).
+CheckItem WithNumbers(CheckItem i, std::optional<double> measured, double required,
+                      const char* unit, const char* comparison) {
+  i.measured_value = measured;
+  i.required_value = required;
+  i.unit = unit;
+  i.comparison = comparison;
+  return i;
+}
+
+// A check that follows from another one that failed: skipped, with what it
+// requires and why it was not measured.
+CheckItem SkippedItem(std::string name, std::string required, double required_value,
+                      const char* unit, const char* comparison, std::string why, SourcePos pos) {
+  CheckItem i = WithNumbers(Item(std::move(name), false, "n/a", std::move(required),
+                                 "skipped: " + std::move(why), std::move(pos)),
+                            std::nullopt, required_value, unit, comparison);
+  i.skipped = true;
+  return i;
+}
+
+const char* const kNotStarted = "the engine would not start (see startup)";
+
 std::string Pct(double v) {
   return fmt::format("{:.1f}%", v);
 }
@@ -93,16 +117,19 @@ void WorkloadItems(const DeployConfig& d, const CapacityResult& cap, bool startu
   uint64_t longest = 0;
   for (const RequestClass& rc : w.requests) longest = std::max(longest, rc.tokens);
   if (longest > c.max_model_len) {
-    r.items.push_back(Item("workload_fits_max_model_len", false, Count(longest) + " tokens",
-                           "<= " + Count(c.max_model_len),
-                           "the engine rejects requests longer than max_model_len", w.pos));
+    r.items.push_back(WithNumbers(
+        Item("workload_fits_max_model_len", false, Count(longest) + " tokens",
+             "<= " + Count(c.max_model_len),
+             "the engine rejects requests longer than max_model_len", w.pos),
+        static_cast<double>(longest), static_cast<double>(c.max_model_len), "tokens", "<="));
   }
   auto it = d.requirements.pos.find("min_workload_concurrency");
   if (!startup_ok || cap.block_size == 0) {
     if (it != d.requirements.pos.end()) {
-      r.items.push_back(Item("min_workload_concurrency", false, "n/a",
-                             ">= " + Count(*d.requirements.min_workload_concurrency),
-                             "the engine would not start (see startup)", it->second));
+      const uint64_t want = *d.requirements.min_workload_concurrency;
+      r.items.push_back(SkippedItem("min_workload_concurrency", ">= " + Count(want),
+                                    static_cast<double>(want), "requests", ">=", kNotStarted,
+                                    it->second));
     }
     return;
   }
@@ -134,9 +161,10 @@ void WorkloadItems(const DeployConfig& d, const CapacityResult& cap, bool startu
   } else {
     uint64_t want = *d.requirements.min_workload_concurrency;
     uint64_t got = static_cast<uint64_t>(std::floor(conc));
-    r.items.push_back(Item("min_workload_concurrency", got >= want,
-                           fmt::format("{} requests ({:.2f})", Count(got), conc),
-                           ">= " + Count(want), detail, it->second));
+    r.items.push_back(WithNumbers(Item("min_workload_concurrency", got >= want,
+                                       fmt::format("{} requests ({:.2f})", Count(got), conc),
+                                       ">= " + Count(want), detail, it->second),
+                                  conc, static_cast<double>(want), "requests", ">="));
   }
 }
 
@@ -162,12 +190,12 @@ void LatencyItems(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfi
   };
   if (!startup_ok || cap.kv_cache_dtype.empty()) {
     if (l.max_tpot_ms) {
-      r.items.push_back(Item("max_tpot_ms", false, "n/a", req(*l.max_tpot_ms),
-                             "the engine would not start (see startup)", l.tpot_pos));
+      r.items.push_back(SkippedItem("max_tpot_ms", req(*l.max_tpot_ms), *l.max_tpot_ms, "ms",
+                                    "<=", kNotStarted, l.tpot_pos));
     }
     if (l.max_ttft_ms) {
-      r.items.push_back(Item("max_ttft_ms", false, "n/a", req_ttft(*l.max_ttft_ms),
-                             "the engine would not start (see startup)", l.ttft_pos));
+      r.items.push_back(SkippedItem("max_ttft_ms", req_ttft(*l.max_ttft_ms), *l.max_ttft_ms, "ms",
+                                    "<=", kNotStarted, l.ttft_pos));
     }
     return;
   }
@@ -180,24 +208,29 @@ void LatencyItems(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfi
   if (l.max_tpot_ms) {
     StepEstimate e = EstimateDecodeStep(cost, gpu, l.context_tokens, l.batch);
     double ms = e.seconds * 1e3;
-    r.items.push_back(Item(
-        "max_tpot_ms", ms <= *l.max_tpot_ms, fmt::format("{:.2f} ms", ms), req(*l.max_tpot_ms),
-        fmt::format("{}-bound decode step: {} weights + {} KV read per rank at {:.0f} GB/s ({})",
-                    BoundName(e.bound), FormatGB(e.weight_bytes), FormatGB(e.kv_bytes),
-                    e.bandwidth_gbps, bw),
-        l.tpot_pos));
+    r.items.push_back(WithNumbers(
+        Item("max_tpot_ms", ms <= *l.max_tpot_ms, fmt::format("{:.2f} ms", ms), req(*l.max_tpot_ms),
+             fmt::format(
+                 "{}-bound decode step: {} weights + {} KV read per rank at {:.0f} GB/s ({})",
+                 BoundName(e.bound), FormatGB(e.weight_bytes), FormatGB(e.kv_bytes),
+                 e.bandwidth_gbps, bw),
+             l.tpot_pos),
+        ms, *l.max_tpot_ms, "ms", "<="));
   }
   if (l.max_ttft_ms) {
     StepEstimate e = EstimatePrefill(cost, gpu, l.context_tokens);
     double ms = e.seconds * 1e3;
-    r.items.push_back(Item(
-        "max_ttft_ms", ms <= *l.max_ttft_ms, fmt::format("{:.1f} ms", ms), req_ttft(*l.max_ttft_ms),
-        fmt::format("{}-bound prefill of one {}-token prompt: {} TFLOP per rank, the weight "
-                    "matmuls at a {:.0f} TFLOP/s peak and attention at a {:.0f} TFLOP/s peak, each "
-                    "x {:g} (queueing behind other requests not included)",
-                    BoundName(e.bound), Count(l.context_tokens), Sig3(e.flops / 1e12),
-                    e.peak_flops / 1e12, e.attention_peak_flops / 1e12, kComputeEfficiency),
-        l.ttft_pos));
+    r.items.push_back(WithNumbers(
+        Item("max_ttft_ms", ms <= *l.max_ttft_ms, fmt::format("{:.1f} ms", ms),
+             req_ttft(*l.max_ttft_ms),
+             fmt::format(
+                 "{}-bound prefill of one {}-token prompt: {} TFLOP per rank, the weight "
+                 "matmuls at a {:.0f} TFLOP/s peak and attention at a {:.0f} TFLOP/s peak, each "
+                 "x {:g} (queueing behind other requests not included)",
+                 BoundName(e.bound), Count(l.context_tokens), Sig3(e.flops / 1e12),
+                 e.peak_flops / 1e12, e.attention_peak_flops / 1e12, kComputeEfficiency),
+             l.ttft_pos),
+        ms, *l.max_ttft_ms, "ms", "<="));
   }
 }
 
@@ -212,28 +245,33 @@ bool StartupFailures(const ModelSpec& m, const DeployConfig& d, const CapacityRe
     const bool fatal = StopsEngineAtStartup(lint, c.engine);
     if (fatal && lint.severity != Severity::kError) {
       if (c.engine == Engine::kVllm) {
-        r.items.push_back(Item(
-            "startup", false,
-            fmt::format("{} tokens fit in one request", Count(cap.largest_max_model_len)),
-            fmt::format("max_model_len {} fits", Count(c.max_model_len)),
-            fmt::format("vLLM: To serve at least one request with the models's max seq len ({}), "
-                        "({} KV cache is needed, which is larger than the available KV cache "
-                        "memory ({}). Based on the available memory, the estimated maximum model "
-                        "length is {}. Try increasing `gpu_memory_utilization` or decreasing "
-                        "`max_model_len` when initializing the engine.",
-                        c.max_model_len, FormatGiB(cap.request_bytes),
-                        FormatGiB(cap.kv_budget_bytes), cap.largest_max_model_len),
-            d.args.PosOf("max_model_len", d.engine_pos)));
+        r.items.push_back(WithNumbers(
+            Item("startup", false,
+                 fmt::format("{} tokens fit in one request", Count(cap.largest_max_model_len)),
+                 fmt::format("max_model_len {} fits", Count(c.max_model_len)),
+                 fmt::format(
+                     "vLLM: To serve at least one request with the models's max seq len ({}), "
+                     "({} KV cache is needed, which is larger than the available KV cache "
+                     "memory ({}). Based on the available memory, the estimated maximum model "
+                     "length is {}. Try increasing `gpu_memory_utilization` or decreasing "
+                     "`max_model_len` when initializing the engine.",
+                     c.max_model_len, FormatGiB(cap.request_bytes), FormatGiB(cap.kv_budget_bytes),
+                     cap.largest_max_model_len),
+                 d.args.PosOf("max_model_len", d.engine_pos)),
+            static_cast<double>(cap.largest_max_model_len), static_cast<double>(c.max_model_len),
+            "tokens", ">="));
         startup_ok = false;
         continue;
       }
     }
     if (!fatal) {
       if (lint.code == "max-model-len-fits") {
-        r.items.push_back(Item("max_model_len_fits", false,
-                               Count(cap.largest_max_model_len) + " tokens",
-                               ">= " + Count(c.max_model_len), lint.message,
-                               d.args.PosOf("max_model_len", d.engine_pos)));
+        r.items.push_back(WithNumbers(
+            Item("max_model_len_fits", false, Count(cap.largest_max_model_len) + " tokens",
+                 ">= " + Count(c.max_model_len), lint.message,
+                 d.args.PosOf("max_model_len", d.engine_pos)),
+            static_cast<double>(cap.largest_max_model_len), static_cast<double>(c.max_model_len),
+            "tokens", ">="));
       } else {
         r.notes.push_back(cap.engine_name + ": " + lint.message);
       }
@@ -270,12 +308,13 @@ void CacheRequirementItems(const DeployConfig& d, const CapacityResult& cap, uin
     auto it = q.pos.find(key);
     return it == q.pos.end() ? d.pos : it->second;
   };
-  const std::string dead = "the engine would not start (see startup)";
+  bool concurrency_failed = false;
   if (q.min_concurrency) {
     uint64_t want = *q.min_concurrency;
     if (!startup_ok) {
-      r.items.push_back(
-          Item("min_concurrency", false, "n/a", ">= " + Count(want), dead, at("min_concurrency")));
+      r.items.push_back(SkippedItem("min_concurrency", ">= " + Count(want),
+                                    static_cast<double>(want), "requests", ">=", kNotStarted,
+                                    at("min_concurrency")));
     } else {
       uint64_t by_cache = cap.cluster_max_requests;
       uint64_t by_seqs = CheckedMul(c.max_num_seqs, cap.replicas);
@@ -287,49 +326,60 @@ void CacheRequirementItems(const DeployConfig& d, const CapacityResult& cap, uin
       if (by_seqs < by_cache) {
         detail += fmt::format("; capped by {} {}", SeqCapName(d, c), c.max_num_seqs);
       }
-      r.items.push_back(
+      concurrency_failed = got < want;
+      r.items.push_back(WithNumbers(
           Item("min_concurrency", got >= want,
                fmt::format("{} of {} tokens", Plural(got, "request"), Count(c.max_model_len)),
-               ">= " + Count(want), detail, at("min_concurrency")));
+               ">= " + Count(want), detail, at("min_concurrency")),
+          static_cast<double>(got), static_cast<double>(want), "requests", ">="));
     }
   }
   if (q.min_tokens_in_cache) {
     uint64_t want = *q.min_tokens_in_cache;
     if (!startup_ok) {
-      r.items.push_back(Item("min_tokens_in_cache", false, "n/a", ">= " + Count(want), dead,
-                             at("min_tokens_in_cache")));
+      r.items.push_back(SkippedItem("min_tokens_in_cache", ">= " + Count(want),
+                                    static_cast<double>(want), "tokens", ">=", kNotStarted,
+                                    at("min_tokens_in_cache")));
     } else {
       // vLLM hybrid: the blocks are shared by its KV-cache groups (docs/capacity.md).
       const std::string per_group =
           cap.kv_cache_groups.empty()
               ? ""
               : fmt::format(" / {} KV-cache groups", cap.kv_cache_groups.size());
-      r.items.push_back(
+      r.items.push_back(WithNumbers(
           Item("min_tokens_in_cache", cap.cluster_max_tokens >= want,
                Count(cap.cluster_max_tokens) + " tokens", ">= " + Count(want),
                fmt::format("{} blocks{} x {} token{}{}", Count(cache_blocks), per_group,
                            cap.block_size, cap.block_size == 1 ? "" : "s",
                            cap.replicas > 1 ? fmt::format(" x {} replicas", cap.replicas) : ""),
-               at("min_tokens_in_cache")));
+               at("min_tokens_in_cache")),
+          static_cast<double>(cap.cluster_max_tokens), static_cast<double>(want), "tokens", ">="));
     }
   }
   if (q.min_headroom_percent) {
     double want = *q.min_headroom_percent;
     if (!startup_ok || cache_blocks == 0) {
-      r.items.push_back(Item("min_headroom_percent", false, "n/a", ">= " + Pct(want), dead,
-                             at("min_headroom_percent")));
+      r.items.push_back(SkippedItem("min_headroom_percent", ">= " + Pct(want), want, "percent",
+                                    ">=", kNotStarted, at("min_headroom_percent")));
+    } else if (concurrency_failed) {
+      // Headroom is what is spare beyond min_concurrency's requests; where
+      // those do not fit, there is none to measure.
+      r.items.push_back(SkippedItem("min_headroom_percent", ">= " + Pct(want), want, "percent",
+                                    ">=", "min_concurrency fails, so nothing is spare beyond it",
+                                    at("min_headroom_percent")));
     } else {
       uint64_t per_replica = CeilDiv(*q.min_concurrency, cap.replicas);
       uint64_t need = CheckedMul(per_replica, cap.blocks_per_request);
       double spare = 100.0 * (static_cast<double>(cache_blocks) - static_cast<double>(need)) /
                      static_cast<double>(cache_blocks);
-      r.items.push_back(
+      r.items.push_back(WithNumbers(
           Item("min_headroom_percent", spare >= want, Pct(spare) + " of the cache spare",
                ">= " + Pct(want),
                fmt::format("{} of {} tokens {} {} of {} blocks", Plural(per_replica, "request"),
                            Count(c.max_model_len), per_replica == 1 ? "holds" : "hold", Count(need),
                            Count(cache_blocks)),
-               at("min_headroom_percent")));
+               at("min_headroom_percent")),
+          spare, want, "percent", ">="));
     }
   }
 }
@@ -341,8 +391,13 @@ bool CheckReport::Pass() const {
 }
 
 size_t CheckReport::Failures() const {
+  return static_cast<size_t>(std::count_if(
+      items.begin(), items.end(), [](const CheckItem& i) { return !i.pass && !i.skipped; }));
+}
+
+size_t CheckReport::Skipped() const {
   return static_cast<size_t>(
-      std::count_if(items.begin(), items.end(), [](const CheckItem& i) { return !i.pass; }));
+      std::count_if(items.begin(), items.end(), [](const CheckItem& i) { return i.skipped; }));
 }
 
 EngineConfig ToEngineConfig(const DeployConfig& d) {
@@ -413,7 +468,10 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   return c;
 }
 
-CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfig& d) {
+namespace {
+
+// The checks of RunChecks, without the fixes.
+CheckReport CheckOnce(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfig& d) {
   CheckReport r;
   r.file = d.file;
   r.name = d.name;
@@ -454,6 +512,118 @@ CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployC
   if (d.workload) WorkloadItems(d, cap, startup_ok, r);
   if (d.requirements.latency) LatencyItems(m, gpu, d, cap, startup_ok, r);
   r.capacity = std::move(cap);
+  return r;
+}
+
+// Whether `name`'s item passes when `d` runs on `gpu`; a change the engine
+// refuses outright (an error while checking) does not pass.
+bool ItemPasses(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfig& d,
+                const std::string& name) {
+  try {
+    const CheckReport r = CheckOnce(m, gpu, d);
+    bool found = false;
+    for (const CheckItem& i : r.items) {
+      if (i.name != name) continue;
+      if (!i.pass) return false;
+      found = true;
+    }
+    return found;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// The cache dtype that halves a 16-bit cache, as the engine names it.
+const char* Fp8CacheName(Engine e) {
+  switch (e) {
+    case Engine::kSglang:
+      return "fp8_e4m3";
+    case Engine::kLlamaCpp:
+      return "q8_0";
+    default:
+      return "fp8";
+  }
+}
+
+// The nearest changes that make the failed item `name` pass, each checked:
+// the largest max_model_len (binary search), an 8-bit cache, the largest
+// max_num_seqs below the current one, the smallest larger tp, and the
+// catalog GPU with the least memory, in that order.
+std::vector<std::string> NearestFixes(const ModelSpec& m, const HardwareSpec& gpu,
+                                      const DeployConfig& d, const CapacityResult& cap,
+                                      const std::string& name) {
+  std::vector<std::string> fixes;
+  const EngineConfig& c = cap.config;
+  const EngineArgs& a = d.args;
+  if (c.engine != Engine::kLlamaCpp && c.max_model_len > 1) {
+    DeployConfig t = d;
+    uint64_t lo = 0, hi = c.max_model_len - 1;  // the largest passing length is in [lo, hi]
+    while (lo < hi) {
+      const uint64_t mid = hi - (hi - lo) / 2;
+      t.args.max_model_len = mid;
+      if (ItemPasses(m, gpu, t, name)) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    t.args.max_model_len = lo;
+    if (lo > 0 && ItemPasses(m, gpu, t, name)) {
+      fixes.push_back(fmt::format("{} {}", a.NameOf("max_model_len"), lo));
+    }
+  }
+  const std::string dtype = cap.kv_cache_dtype;
+  if (dtype.empty() || dtype == "fp16" || dtype == "bf16" || dtype == "fp32") {
+    DeployConfig t = d;
+    t.args.kv_cache_dtype = Fp8CacheName(c.engine);
+    if (ItemPasses(m, gpu, t, name)) {
+      fixes.push_back(fmt::format("{} {}", a.NameOf("kv_cache_dtype"), *t.args.kv_cache_dtype));
+    }
+  }
+  if (c.engine != Engine::kLlamaCpp && c.max_num_seqs > 1) {
+    DeployConfig t = d;
+    for (uint64_t seqs = c.max_num_seqs / 2; seqs >= 1; seqs /= 2) {
+      t.args.max_num_seqs = seqs;
+      if (ItemPasses(m, gpu, t, name)) {
+        fixes.push_back(fmt::format("{} {}", a.NameOf("max_num_seqs"), seqs));
+        break;
+      }
+    }
+  }
+  if (c.engine != Engine::kLlamaCpp) {
+    DeployConfig t = d;
+    for (uint64_t tp = c.tp * 2; tp <= std::max<uint64_t>(8, c.tp * 2) && tp <= 64; tp *= 2) {
+      t.args.tp = tp;
+      if (t.gpu_count != 0 && t.gpu_count < tp * c.pp * c.dp) t.gpu_count = 0;
+      if (ItemPasses(m, gpu, t, name)) {
+        fixes.push_back(fmt::format("{} {} ({} GPUs)", a.NameOf("tp"), tp, tp * c.pp * c.dp));
+        break;
+      }
+    }
+  }
+  std::vector<const HardwareSpec*> gpus;
+  for (const HardwareSpec& h : CatalogHardware()) {
+    if (h.name != gpu.name && h.memory_bytes > 0) gpus.push_back(&h);
+  }
+  std::stable_sort(gpus.begin(), gpus.end(), [](const HardwareSpec* x, const HardwareSpec* y) {
+    return x->memory_bytes < y->memory_bytes;
+  });
+  for (const HardwareSpec* h : gpus) {
+    if (ItemPasses(m, *h, d, name)) {
+      fixes.push_back("gpu " + h->name);
+      break;
+    }
+  }
+  return fixes;
+}
+
+}  // namespace
+
+CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfig& d) {
+  CheckReport r = CheckOnce(m, gpu, d);
+  for (CheckItem& i : r.items) {
+    if (!i.pass && !i.skipped) i.fixes = NearestFixes(m, gpu, d, r.capacity, i.name);
+  }
   return r;
 }
 

@@ -22,6 +22,22 @@ struct CheckItem {
   std::string required;  // ">= 8"
   std::string detail;    // one line: the derivation, or the engine's own reason
   SourcePos pos;         // the requirement's (or offending flag's) place in the file
+  // The figures as numbers, for machines (check --format json): `measured`
+  // and `required` in `unit` ("requests", "tokens", "percent", "ms"),
+  // compared by `comparison` (">=" or "<="); nullopt where there is no
+  // number (startup's "starts", or nothing measured).
+  std::optional<double> measured_value;
+  std::optional<double> required_value;
+  std::string unit;
+  std::string comparison;
+  // Follows from another check that failed (the engine would not start, or
+  // the concurrency headroom is counted against is not there): neither a
+  // pass nor a failure of its own.
+  bool skipped = false;
+  // For a failed check: the nearest changes that make it pass, each found
+  // by checking again with it ("max_model_len 40080", "kv_cache_dtype fp8",
+  // "tp 2", "gpu h200"); empty when none of those does.
+  std::vector<std::string> fixes;
 };
 
 struct CheckReport {
@@ -33,10 +49,12 @@ struct CheckReport {
   std::vector<CheckItem> items;
   std::vector<std::string> notes;  // engine warnings, ignored flags, assumptions
 
-  /// True when every item passes.
+  /// True when no item fails (skipped items do not).
   bool Pass() const;
-  /// How many items fail.
+  /// How many items fail (not counting the skipped).
   size_t Failures() const;
+  /// How many items are skipped.
+  size_t Skipped() const;
 };
 
 /// One checked input (a config file, or "--vllm-args"): its report, or the
@@ -51,7 +69,8 @@ struct CheckOutcome {
 /// left at 0 for ResolveEngineConfig). Throws Error on an unknown engine name.
 EngineConfig ToEngineConfig(const DeployConfig& deploy);
 
-/// Checks `deploy` for `model` on `gpu`. Never throws for a failing
+/// Checks `deploy` for `model` on `gpu`, and for each failed item the
+/// nearest changes that pass (CheckItem::fixes). Never throws for a failing
 /// configuration (that is a FAIL item); throws Error only on overflow.
 CheckReport RunChecks(const ModelSpec& model, const HardwareSpec& gpu, const DeployConfig& deploy);
 

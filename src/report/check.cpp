@@ -8,22 +8,61 @@
 #include "report/json.h"
 #include "report/terminal.h"
 #include "util/error.h"
+#include "util/units.h"
 
 namespace kvplan {
 namespace {
 
+const char* Status(const CheckItem& i) {
+  return i.pass ? "pass" : i.skipped ? "skip" : "fail";
+}
+
 Json ItemJson(const CheckItem& i) {
   Json j;
   j.Set("name", i.name);
-  j.Set("status", i.pass ? "pass" : "fail");
-  j.Set("measured", i.measured);
-  j.Set("required", i.required);
+  j.Set("status", Status(i));
+  // Numbers for machines; the words beside them for people.
+  if (i.measured_value) {
+    j.Set("measured", *i.measured_value);
+  } else {
+    j.Set("measured", nullptr);
+  }
+  if (i.required_value) {
+    j.Set("required", *i.required_value);
+  } else {
+    j.Set("required", nullptr);
+  }
+  j.Set("unit", i.unit);
+  j.Set("comparison", i.comparison);
+  j.Set("measured_text", i.measured);
+  j.Set("required_text", i.required);
   j.Set("detail", i.detail);
+  Json fixes = Json::MakeArray();
+  for (const std::string& f : i.fixes) fixes.Push(f);
+  j.Set("fixes", std::move(fixes));
   j.Set("line", static_cast<uint64_t>(i.pos.line));
   return j;
 }
 
 }  // namespace
+
+std::string CheckVerdict(const CheckReport& r) {
+  const size_t n = r.items.size();
+  const std::string skipped = r.Skipped() == 0 ? "" : fmt::format(", {} skipped", r.Skipped());
+  if (!r.Pass()) {
+    return fmt::format("FAIL: {} of {} {}{}", r.Failures(), Plural(n, "check"),
+                       r.Failures() == 1 ? "fails" : "fail", skipped);
+  }
+  if (n == 1) return "PASS: the 1 check passes" + skipped;
+  return fmt::format("PASS: all {} checks pass{}", n, skipped);
+}
+
+std::string FixesPhrase(const CheckItem& i) {
+  if (i.fixes.empty()) return "";
+  std::string out = "passes with " + i.fixes[0];
+  for (size_t k = 1; k < i.fixes.size(); ++k) out += ", or " + i.fixes[k];
+  return out;
+}
 
 std::string CheckText(const std::vector<CheckOutcome>& all, size_t line_width) {
   std::string out;
@@ -40,19 +79,22 @@ std::string CheckText(const std::vector<CheckOutcome>& all, size_t line_width) {
     size_t width = 0;
     for (const CheckItem& i : r.items) width = std::max(width, i.name.size());
     for (const CheckItem& i : r.items) {
-      out += OneLine(fmt::format("  {}  {:<{}}  measured {}, required {}", i.pass ? "PASS" : "FAIL",
-                                 i.name, width, i.measured, i.required)) +
+      const char* status = i.pass ? "PASS" : i.skipped ? "SKIP" : "FAIL";
+      out += OneLine(i.skipped ? fmt::format("  {}  {:<{}}  required {}", status, i.name, width,
+                                             i.required)
+                               : fmt::format("  {}  {:<{}}  measured {}, required {}", status,
+                                             i.name, width, i.measured, i.required)) +
              "\n";
       out += OneLine(fmt::format("        {:<{}}  {}{}", "", width,
                                  i.pos.line > 0 ? fmt::format("(line {}) ", i.pos.line) : "",
                                  i.detail)) +
              "\n";
+      if (!i.fixes.empty()) {
+        out += OneLine(fmt::format("        {:<{}}  {}", "", width, FixesPhrase(i))) + "\n";
+      }
     }
     for (const std::string& n : r.notes) out += OneLine("  note: " + n) + "\n";
-    out += r.Pass() ? (r.items.size() == 1
-                           ? std::string("  PASS: the 1 check passes\n\n")
-                           : fmt::format("  PASS: all {} checks pass\n\n", r.items.size()))
-                    : fmt::format("  FAIL: {} of {} checks fail\n\n", r.Failures(), r.items.size());
+    out += "  " + CheckVerdict(r) + "\n\n";
   }
   return line_width == 0 ? out : WrapText(out, line_width, 0);
 }

@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "report/check.h"
 #include "util/error.h"
 
 namespace kvplan {
@@ -96,17 +97,18 @@ std::string CheckGithub(const std::vector<CheckOutcome>& all) {
     for (const CheckItem& i : r.items) {
       if (i.pass) continue;
       std::string w = where(i.pos);
-      out += fmt::format("::error {}{}title={}::measured {}, required {}: {}\n", w,
+      if (i.skipped) continue;  // follows from a failure annotated already
+      const std::string fixes = FixesPhrase(i);
+      out += fmt::format("::error {}{}title={}::measured {}, required {}: {}{}\n", w,
                          w.empty() ? "" : ",", GhProp("kvplan check " + i.name), GhData(i.measured),
-                         GhData(i.required), GhData(i.detail));
+                         GhData(i.required), GhData(i.detail),
+                         fixes.empty() ? "" : GhData(" (" + fixes + ")"));
     }
     for (const std::string& n : r.notes) {
       out += fmt::format("::notice {}{}title=kvplan check::{}\n", loc, loc.empty() ? "" : ",",
                          GhData(n));
     }
-    out += GhPlainLine(fmt::format("{}: {} ({}: {} of {} checks fail)", o.file, r.summary,
-                                   r.Pass() ? "PASS" : "FAIL", r.Failures(), r.items.size())) +
-           "\n";
+    out += GhPlainLine(fmt::format("{}: {} ({})", o.file, r.summary, CheckVerdict(r))) + "\n";
   }
   return out;
 }

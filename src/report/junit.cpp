@@ -2,12 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "report/check.h"
 #include "report/xml.h"
 
 namespace kvplan {
 
 std::string CheckJunit(const std::vector<CheckOutcome>& all) {
-  size_t tests = 0, failures = 0, errors = 0;
+  size_t tests = 0, failures = 0, errors = 0, skipped = 0;
   std::string suites;
   for (const CheckOutcome& o : all) {
     std::string file = o.file;
@@ -25,19 +26,26 @@ std::string CheckJunit(const std::vector<CheckOutcome>& all) {
     const CheckReport& r = *o.report;
     tests += r.items.size();
     failures += r.Failures();
-    suites += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\">\n",
-                          XmlEscape(file), r.items.size(), r.Failures());
+    skipped += r.Skipped();
+    suites += fmt::format(
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
+        XmlEscape(file), r.items.size(), r.Failures(), r.Skipped());
     for (const CheckItem& i : r.items) {
       suites += fmt::format("    <testcase classname=\"kvplan.check.{}\" name=\"{}\" file=\"{}\"{}",
                             XmlEscape(r.name), XmlEscape(i.name), XmlEscape(file),
                             i.pos.line > 0 ? fmt::format(" line=\"{}\"", i.pos.line) : "");
       if (i.pass) {
         suites += "/>\n";
+      } else if (i.skipped) {
+        suites += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                              XmlEscape(i.detail));
       } else {
+        const std::string fixes = FixesPhrase(i);
         suites += fmt::format(
             ">\n      <failure message=\"measured {}, required {}\" "
             "type=\"requirement\">{}</failure>\n    </testcase>\n",
-            XmlEscape(i.measured), XmlEscape(i.required), XmlEscape(i.detail));
+            XmlEscape(i.measured), XmlEscape(i.required),
+            XmlEscape(fixes.empty() ? i.detail : i.detail + " (" + fixes + ")"));
       }
     }
     std::string out = r.summary + "\n";
@@ -47,8 +55,8 @@ std::string CheckJunit(const std::vector<CheckOutcome>& all) {
   return fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       "<testsuites name=\"kvplan check\" tests=\"{}\" failures=\"{}\" "
-      "errors=\"{}\">\n{}</testsuites>\n",
-      tests, failures, errors, suites);
+      "errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
+      tests, failures, errors, skipped, suites);
 }
 
 // ---- github ----
