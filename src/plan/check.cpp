@@ -66,8 +66,14 @@ std::string FlagOf(const std::string& code) {
 
 CheckItem Item(std::string name, bool pass, std::string measured, std::string required,
                std::string detail, SourcePos pos) {
-  return {std::move(name),   pass,          std::move(measured), std::move(required),
-          std::move(detail), std::move(pos)};
+  CheckItem i;
+  i.name = std::move(name);
+  i.pass = pass;
+  i.measured = std::move(measured);
+  i.required = std::move(required);
+  i.detail = std::move(detail);
+  i.pos = std::move(pos);
+  return i;
 }
 
 // `i` with its figures as numbers (CheckItem::measured_value, ...).
@@ -547,8 +553,8 @@ const char* Fp8CacheName(Engine e) {
 
 // The nearest changes that make the failed item `name` pass, each checked:
 // the largest max_model_len (binary search), an 8-bit cache, the largest
-// max_num_seqs below the current one, the smallest larger tp, and the
-// catalog GPU with the least memory, in that order.
+// max_num_seqs below the current one, the smallest tp, and the catalog GPU
+// with the least memory, in that order.
 std::vector<std::string> NearestFixes(const ModelSpec& m, const HardwareSpec& gpu,
                                       const DeployConfig& d, const CapacityResult& cap,
                                       const std::string& name) {
@@ -591,12 +597,16 @@ std::vector<std::string> NearestFixes(const ModelSpec& m, const HardwareSpec& gp
     }
   }
   if (c.engine != Engine::kLlamaCpp) {
+    // The smallest tp that passes, a power of two up to 8 (or twice the
+    // current one): a smaller one where the heads do not divide.
     DeployConfig t = d;
-    for (uint64_t tp = c.tp * 2; tp <= std::max<uint64_t>(8, c.tp * 2) && tp <= 64; tp *= 2) {
+    for (uint64_t tp = 1; tp <= std::max<uint64_t>(8, c.tp * 2) && tp <= 64; tp *= 2) {
+      if (tp == c.tp) continue;
       t.args.tp = tp;
       if (t.gpu_count != 0 && t.gpu_count < tp * c.pp * c.dp) t.gpu_count = 0;
       if (ItemPasses(m, gpu, t, name)) {
-        fixes.push_back(fmt::format("{} {} ({} GPUs)", a.NameOf("tp"), tp, tp * c.pp * c.dp));
+        fixes.push_back(
+            fmt::format("{} {} ({})", a.NameOf("tp"), tp, Plural(tp * c.pp * c.dp, "GPU")));
         break;
       }
     }

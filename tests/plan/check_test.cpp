@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 #include "import/deploy_config_reader.h"
@@ -489,7 +490,10 @@ TEST_CASE("junit output is well-formed XML with one testcase per check") {
   CHECK(x.count["testsuite"] == 5);
   CHECK(std::to_string(x.count["testcase"]) == x.root_attrs["tests"]);
   CHECK(std::to_string(x.count["failure"]) == x.root_attrs["failures"]);
-  CHECK(x.count["failure"] == 3);
+  // falcon-7b's tp 2 fails at startup, so its min_concurrency is skipped.
+  CHECK(x.count["failure"] == 2);
+  CHECK(x.count["skipped"] == 1);
+  CHECK(x.root_attrs["skipped"] == "1");
   CHECK(
       r.out.find("<failure message=\"measured 6 requests of 131,072 tokens, required &gt;= 8\"") !=
       std::string::npos);
@@ -822,8 +826,8 @@ TEST_CASE("check: an empty folder is an invalid entry in every format, never an 
   std::filesystem::create_directories(dir);
   auto j = RunKvplan("check '" + dir + "' --format junit");
   CHECK(j.exit_code == 2);
-  CHECK(j.out.find("<testsuites name=\"kvplan check\" tests=\"1\" failures=\"0\" errors=\"1\">") !=
-        std::string::npos);
+  CHECK(j.out.find("<testsuites name=\"kvplan check\" tests=\"1\" failures=\"0\" errors=\"1\" "
+                   "skipped=\"0\">") != std::string::npos);
   CHECK(j.out.find("no deployment configs (*.yaml, *.yml) in this folder") != std::string::npos);
   auto js = RunKvplan("check '" + dir + "' --format json");
   CHECK(js.exit_code == 2);
@@ -1161,4 +1165,61 @@ TEST_CASE("engine.env: the server's environment in a deploy file") {
   CHECK(!bare.vllm_allow_long_max_model_len);
   REQUIRE(bare.notes.size() == 1);
   CHECK(bare.notes[0] == "ignored (no effect on the KV cache): VLLM_ALLOW_LONG_MAX_MODEL_LEN");
+}
+
+TEST_CASE("check json: figures as numbers with their unit, the words beside them") {
+  auto r =
+      RunKvplan("check " + SourcePath("examples/llama-70b-long-context.yaml") + " --format json");
+  CHECK(r.exit_code == 1);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& checks = j["files"][0]["checks"];
+  REQUIRE(checks.size() == 3);
+  CHECK(checks[0]["name"] == "startup");
+  CHECK(checks[0]["measured"].is_null());
+  CHECK(checks[0]["measured_text"] == "starts");
+  CHECK(checks[1]["name"] == "min_concurrency");
+  CHECK(checks[1]["status"] == "fail");
+  CHECK(checks[1]["measured"] == 6);
+  CHECK(checks[1]["required"] == 8);
+  CHECK(checks[1]["unit"] == "requests");
+  CHECK(checks[1]["comparison"] == ">=");
+  CHECK(checks[1]["measured_text"] == "6 requests of 131,072 tokens");
+  CHECK(checks[2]["measured"] == 906912);
+  CHECK(checks[2]["unit"] == "tokens");
+  // The nearest changes that pass, each checked again: 113,360 tokens is
+  // the longest max_model_len at which 8 requests fit in the 56,682 blocks
+  // (8 x 7,085 blocks of 16 tokens = 56,680), tp 8 doubles the cache per
+  // request, and the H100 NVL's 94 GB hold 8 at 131,072 on four GPUs.
+  CHECK(checks[1]["fixes"] ==
+        nlohmann::json::array(
+            {"max_model_len 113360", "tensor_parallel_size 8 (8 GPUs)", "gpu h100-nvl"}));
+  CHECK(checks[2]["fixes"].empty());
+}
+
+TEST_CASE("check: what follows from a failure is skipped; the verdict counts failures") {
+  auto r = RunKvplan("check " + SourcePath("examples/falcon-7b-tp2.yaml"));
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("  FAIL  startup ") != std::string::npos);
+  CHECK(r.out.find("  SKIP  min_concurrency  required >= 16\n") != std::string::npos);
+  CHECK(r.out.find("skipped: the engine would not start (see startup)") != std::string::npos);
+  // 71 heads divide by tp 1: the smallest tp that starts.
+  CHECK(r.out.find("passes with tensor_parallel_size 1 (1 GPU)\n") != std::string::npos);
+  CHECK(r.out.find("  FAIL: 1 of 2 checks fails, 1 skipped\n") != std::string::npos);
+  auto g = RunKvplan("check " + SourcePath("examples/falcon-7b-tp2.yaml") + " --format github");
+  CHECK(g.out.find("(FAIL: 1 of 2 checks fails, 1 skipped)") != std::string::npos);
+  CHECK(g.out.find("title=kvplan check min_concurrency") == std::string::npos);  // not annotated
+  auto ok = RunKvplan("check " + SourcePath("examples/llama-8b-chat.yaml") + " --format github");
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out.find("checks fail") == std::string::npos);
+  CHECK(ok.out.find("(PASS: all ") != std::string::npos);
+  // Headroom beyond a min_concurrency that fails is skipped, not a negative spare.
+  const std::string dir = TempDir();
+  WriteFile(
+      dir, "tight.yaml",
+      Replace(kGood, "min_concurrency: 8", "min_concurrency: 100000\n  min_headroom_percent: 10"));
+  auto h = RunKvplan("check tight.yaml", dir);
+  CHECK(h.exit_code == 1);
+  CHECK(h.out.find("SKIP  min_headroom_percent") != std::string::npos);
+  CHECK(h.out.find("min_concurrency fails, so nothing is spare beyond it") != std::string::npos);
+  CHECK(h.out.find("% of the cache spare") == std::string::npos);
 }
