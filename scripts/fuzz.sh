@@ -32,6 +32,7 @@ seed_files() {
                    find examples tests/data -name '*.yaml' 2>/dev/null | grep -i deploy || true ;;
     hf_import)     find tests/data/hf -name '*.json' 2>/dev/null || true ;;
     vllm_args)     ls fuzz/seeds/vllm_args/* ;;
+    engine_args)   ls fuzz/seeds/engine_args/* fuzz/seeds/vllm_args/* ;;
     gguf)          ls fuzz/seeds/gguf/* ;;
     safetensors)   ls fuzz/seeds/safetensors/* ;;
     *) ;;
@@ -43,7 +44,7 @@ seed_files() {
 dict_for() {
   case "$1" in
     units) echo fuzz/units.dict ;;
-    vllm_args) echo fuzz/vllm_args.dict ;;
+    vllm_args|engine_args) echo fuzz/vllm_args.dict ;;
     hf_import) echo fuzz/json.dict ;;
     safetensors) echo fuzz/json.dict ;;
     request_mix) echo fuzz/request_mix.dict ;;

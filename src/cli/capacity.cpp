@@ -14,6 +14,7 @@
 #include "cli/model_route.h"
 #include "import/resolve.h"
 #include "report/capacity.h"
+#include "spec/cache_dtype.h"
 #include "spec/catalog.h"
 #include "util/units.h"
 
@@ -28,6 +29,9 @@ struct CapacityOptions {
   std::string ctx_size, ubatch;
   std::optional<uint64_t> n_parallel;
   bool swa_full = false;
+  bool kv_unified = false;
+  std::string flash_attn;                  // -fa on|off|auto
+  std::string cache_type_k, cache_type_v;  // -ctk, -ctv
   uint64_t dp = 1;
   std::string max_gpu_total_bytes;
   std::optional<uint64_t> cuda_graph_max_bs;
@@ -59,6 +63,29 @@ EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
   only(o.n_parallel.has_value(), Engine::kLlamaCpp, "-np/--parallel");
   only(!o.ubatch.empty(), Engine::kLlamaCpp, "--ubatch-size");
   only(o.swa_full, Engine::kLlamaCpp, "--swa-full");
+  only(o.kv_unified, Engine::kLlamaCpp, "--kv-unified");
+  c.kv_unified = o.kv_unified;
+  only(!o.flash_attn.empty(), Engine::kLlamaCpp, "-fa/--flash-attn");
+  only(!o.cache_type_k.empty() || !o.cache_type_v.empty(), Engine::kLlamaCpp, "-ctk/-ctv");
+  if (!o.flash_attn.empty()) c.flash_attn = o.flash_attn;
+  // -ctk and -ctv: kvplan models one cache type for K and V, as a
+  // deployment config's cache_type_k/cache_type_v; llama.cpp keeps f16 for
+  // the one not given.
+  if (!o.cache_type_k.empty() || !o.cache_type_v.empty()) {
+    if (o.deploy.kv_cache_dtype != "auto") {
+      Fail("-ctk/-ctv and --kv-cache-dtype both set the cache type: give one");
+    }
+    const std::string k = o.cache_type_k.empty() ? "f16" : o.cache_type_k;
+    const std::string v = o.cache_type_v.empty() ? "f16" : o.cache_type_v;
+    if (k != v) {
+      Fail(
+          "-ctk {} and -ctv {} differ (llama.cpp's default is f16); kvplan models one cache "
+          "type for K and V, so give both, equal",
+          k, v);
+    }
+    FindCacheDtype(k);
+    c.kv_cache_dtype = k;
+  }
   only(!o.max_gpu_total_bytes.empty(), Engine::kTrtllm, "--max-gpu-total-bytes");
   if (o.n_parallel == uint64_t{0}) Fail("-np/--parallel: must be at least 1");
   c.n_parallel = o.n_parallel.value_or(0);
@@ -140,6 +167,17 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 16));
   sub->add_option("--ubatch-size", o->ubatch, "llama.cpp: physical batch n_ubatch (default 512)");
   sub->add_flag("--swa-full", o->swa_full, "llama.cpp: full-size cache for sliding-window layers");
+  sub->add_flag("--kvu,--kv-unified", o->kv_unified,
+                "llama.cpp: one cache for all -np sequences (-kvu); without it each sequence "
+                "has its own PAD(-c / -np, 256) cells");
+  sub->add_option("--fa,--flash-attn", o->flash_attn,
+                  "llama.cpp: flash attention on, off or auto (-fa; default auto); a quantized V "
+                  "cache needs it")
+      ->check(CLI::IsMember({"on", "off", "auto"}));
+  sub->add_option("--ctk,--cache-type-k", o->cache_type_k,
+                  "llama.cpp: K cache type (-ctk; f16, q8_0, q4_0, ...); equal to -ctv");
+  sub->add_option("--ctv,--cache-type-v", o->cache_type_v,
+                  "llama.cpp: V cache type (-ctv); equal to -ctk");
   sub->add_option("--dp,--data-parallel-size", o->dp, "Data-parallel replicas (also -dp)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))
       ->capture_default_str();
@@ -161,6 +199,7 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
   kvplan capacity qwen3-32b --gpu h200 --engine sglang --mem-fraction-static 0.88 --format json
   kvplan capacity llama-2-7b --gpu a100-80gb --engine trtllm --free-gpu-memory-fraction 0.95
   kvplan capacity gemma-3-27b --gpu rtx-4090 --engine llama.cpp -c 32K -np 4 --kv-cache-dtype q8_0 --weight-dtype int4
+  kvplan capacity model.gguf --gpu rtx-4090 --engine llama.cpp -c 32768 -ctk q8_0 -ctv q8_0 -fa on
   kvplan capacity deepseek-v3 --gpu h200 -tp 8 --nodes 2 -pp 2 --weight-dtype fp8 --concurrency 64
   kvplan capacity llama-3.1-8b --gpu ./my-profile.yaml --reserve 2GiB
 

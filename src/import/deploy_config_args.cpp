@@ -85,7 +85,129 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
       {"cache_type_v", "cache_type_v", ArgType::kText},
       {"ubatch_size", "max_num_batched_tokens", ArgType::kTokens},
       {"swa_full", "swa_full", ArgType::kBool},
+      {"flash_attn", "flash_attn", ArgType::kText},
+      {"kv_unified", "kv_unified", ArgType::kBool},
   };
+  if (engine == "sglang") return kSglang;
+  if (engine == "trtllm") return kTrtllm;
+  if (engine == "llama.cpp") return kLlamaCpp;
+  return kVllm;
+}
+
+// The keys each engine takes that kvplan reads no value from: `memory`
+// changes what is left for the cache in ways kvplan does not model (a note,
+// and a failure under `check --strict`), `harmless` does not touch it (a
+// note). Anything else is a typo. Names as the engine's config files write
+// them (dashes as underscores).
+struct OtherKeys {
+  std::vector<std::string> memory;
+  std::vector<std::string> harmless;
+};
+
+const OtherKeys& OtherKeysFor(const std::string& engine) {
+  static const OtherKeys kVllm = {
+      {"speculative_config", "cpu_offload_gb", "swap_space", "kv_transfer_config",
+       "num_gpu_blocks_override", "enable_lora", "max_loras", "max_lora_rank",
+       "limit_mm_per_prompt", "enable_expert_parallel", "kv_sharing_fast_prefill",
+       "disable_hybrid_kv_cache_manager", "calculate_kv_scales"},
+      {"served_model_name",
+       "port",
+       "host",
+       "api_key",
+       "trust_remote_code",
+       "enable_chunked_prefill",
+       "disable_log_requests",
+       "enable_log_requests",
+       "tokenizer",
+       "revision",
+       "download_dir",
+       "load_format",
+       "seed",
+       "uvicorn_log_level",
+       "enable_auto_tool_choice",
+       "tool_call_parser",
+       "chat_template",
+       "generation_config",
+       "disable_log_stats",
+       "max_log_len",
+       "reasoning_parser",
+       "hf_token",
+       "distributed_executor_backend",
+       "worker_extension_cls",
+       "model_impl",
+       "tokenizer_mode",
+       "allowed_origins"}};
+  static const OtherKeys kSglang = {
+      {"enable_dp_attention", "speculative_algorithm", "speculative_draft_model_path",
+       "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens", "ep_size",
+       "enable_ep_moe", "enable_deepep_moe", "cpu_offload_gb", "enable_torch_compile", "lora_paths",
+       "max_loras_per_batch", "hicache_ratio", "enable_hierarchical_cache"},
+      {"served_model_name",
+       "port",
+       "host",
+       "api_key",
+       "trust_remote_code",
+       "tokenizer_path",
+       "log_level",
+       "enable_metrics",
+       "chat_template",
+       "random_seed",
+       "revision",
+       "attention_backend",
+       "watchdog_timeout",
+       "tool_call_parser",
+       "reasoning_parser",
+       "log_requests",
+       "enable_mixed_chunk",
+       "schedule_policy",
+       "skip_tokenizer_init",
+       "disable_overlap_schedule",
+       "enable_cache_report",
+       "disable_custom_all_reduce",
+       "decode_log_interval",
+       "show_time_cost",
+       "load_format",
+       "download_dir",
+       "model_impl"}};
+  static const OtherKeys kTrtllm = {
+      {"enable_attention_dp", "speculative_config", "host_cache_size", "ep_size",
+       "moe_expert_parallel_size", "max_tokens"},
+      {"host", "port", "log_level", "trust_remote_code", "tokenizer", "backend",
+       "num_postprocess_workers", "reasoning_parser", "cuda_graph_config", "print_iter_log",
+       "disable_overlap_scheduler", "gpus_per_node", "cluster_size"}};
+  static const OtherKeys kLlamaCpp = {
+      {"n_gpu_layers", "gpu_layers", "no_kv_offload", "tensor_split", "split_mode", "main_gpu",
+       "batch_size", "mlock", "no_mmap", "override_tensor", "cpu_moe", "n_cpu_moe", "draft_model",
+       "model_draft", "lora", "mmproj"},
+      {"host",
+       "port",
+       "alias",
+       "threads",
+       "threads_batch",
+       "api_key",
+       "log_disable",
+       "verbose",
+       "temp",
+       "metrics",
+       "jinja",
+       "chat_template",
+       "n_predict",
+       "slots",
+       "seed",
+       "cont_batching",
+       "no_cont_batching",
+       "embedding",
+       "rerank",
+       "no_webui",
+       "timeout",
+       "slot_save_path",
+       "reasoning_format",
+       "props",
+       "log_file",
+       "top_k",
+       "top_p",
+       "min_p",
+       "repeat_penalty"}};
   if (engine == "sglang") return kSglang;
   if (engine == "trtllm") return kTrtllm;
   if (engine == "llama.cpp") return kLlamaCpp;
@@ -323,6 +445,8 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
           a.enforce_eager = v;
         else if (f == "swa_full")
           a.swa_full = v;
+        else if (f == "kv_unified")
+          a.kv_unified = v;
         break;
       }
       case ArgType::kText: {
@@ -343,7 +467,15 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
             Fail("{}{}: {}", r.Pos(k.key).Prefix(), k.key, e.what());
           }
         }
-        if (f == "kv_cache_dtype")
+        if (f == "flash_attn") {
+          // llama.cpp's -fa takes on, off or auto (older builds: a switch).
+          if (v == "true" || v == "1") v = "on";
+          if (v == "false" || v == "0") v = "off";
+          if (v != "on" && v != "off" && v != "auto") {
+            Fail("{}{}: expected on, off or auto, got '{}'", r.Pos(k.key).Prefix(), k.key, v);
+          }
+          a.flash_attn = v;
+        } else if (f == "kv_cache_dtype")
           a.kv_cache_dtype = v;
         else if (f == "cache_type_v")
           a.pos["cache_type_v_value:" + v] = r.Pos(k.key);
@@ -364,13 +496,52 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
 
 }  // namespace
 
+bool IsEngineArgsKey(const std::string& engine, const std::string& key) {
+  for (const ArgKey& k : KeysFor(engine)) {
+    if (key == k.key) return true;
+  }
+  if (engine == "vllm" && std::find(std::begin(kVllmGraphKeys), std::end(kVllmGraphKeys), key) !=
+                              std::end(kVllmGraphKeys)) {
+    return true;
+  }
+  const OtherKeys& other = OtherKeysFor(engine);
+  return std::find(other.memory.begin(), other.memory.end(), key) != other.memory.end() ||
+         std::find(other.harmless.begin(), other.harmless.end(), key) != other.harmless.end();
+}
+
 void ReadEngineArgs(const YAML::Node& node, const std::string& file, DeployConfig& d) {
   std::vector<std::string> keys;
   for (const ArgKey& k : KeysFor(d.engine)) keys.push_back(k.key);
   if (d.engine == "vllm")
     keys.insert(keys.end(), std::begin(kVllmGraphKeys), std::end(kVllmGraphKeys));
+  const OtherKeys& other = OtherKeysFor(d.engine);
+  keys.insert(keys.end(), other.memory.begin(), other.memory.end());
+  keys.insert(keys.end(), other.harmless.begin(), other.harmless.end());
   MapReader args(node, file, d.engine + " args", keys);
+  // The engine's other keys are taken, not read: named in the notes, the
+  // ones that change memory apart (check --strict fails on them).
+  std::vector<std::string> harmless;
+  for (const std::string& k : other.memory) {
+    if (!args.Written(k)) continue;
+    args.Skip(k);
+    d.unmodelled.push_back(k);
+  }
+  for (const std::string& k : other.harmless) {
+    if (!args.Written(k)) continue;
+    args.Skip(k);
+    harmless.push_back(k);
+  }
   ReadArgs(args, d.engine, d.args);
+  if (!harmless.empty()) {
+    d.notes.push_back(
+        fmt::format("ignored (no effect on the KV cache): {}", fmt::join(harmless, ", ")));
+  }
+  if (!d.unmodelled.empty()) {
+    d.notes.push_back(fmt::format(
+        "not modelled (they change the memory left for the KV cache; the figures assume them "
+        "absent): {}",
+        fmt::join(d.unmodelled, ", ")));
+  }
   // `key:` with no value (or null) is taken as the engine's default; said
   // in a note, in the file's order, since it may be a value left out.
   std::vector<std::pair<int, std::string>> unset;

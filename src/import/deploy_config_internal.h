@@ -1,8 +1,9 @@
 // The private pieces that the two halves of the deployment-config reader
 // share: the document reader (deploy_config_reader.cpp) hands engine.args to
 // the key table's reader (deploy_config_args.cpp), and both read token
-// counts the same way. Nothing outside src/import/deploy_config_*.cpp
-// includes it; the public API is import/deploy_config_reader.h.
+// counts the same way; the launch-line reader (engine_command.cpp) hands
+// its flags to the same key table. Nothing else includes it; the public
+// API is import/deploy_config_reader.h.
 #pragma once
 
 #include <cstdint>
@@ -20,5 +21,10 @@ uint64_t ReadTokenCount(MapReader& r, const std::string& key, bool allow_zero);
 /// Reads engine.args (`node`, in `file`) for d.engine into d.args, under the
 /// engine's own key names; keys written without a value are named in a note.
 void ReadEngineArgs(const YAML::Node& node, const std::string& file, DeployConfig& d);
+
+/// True where `key` is one ReadEngineArgs takes for `engine`: read, or
+/// named as a flag kvplan does not model. A command line's other flags are
+/// only named (import/engine_command.cpp).
+bool IsEngineArgsKey(const std::string& engine, const std::string& key);
 
 }  // namespace kvplan

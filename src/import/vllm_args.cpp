@@ -285,6 +285,7 @@ DeployConfig ParseVllmCommand(std::string_view line) {
     d.notes.push_back(
         fmt::format("ignored (no effect on the KV cache): {}", fmt::join(ignored, ", ")));
   }
+  d.unmodelled = unmodelled;
   if (!unmodelled.empty()) {
     d.notes.push_back(fmt::format(
         "not modelled (they change the memory left for the KV cache; the figures assume them "

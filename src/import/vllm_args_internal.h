@@ -1,9 +1,9 @@
 // The private pieces that the vllm_args files share: the launcher before
 // vLLM's own arguments (vllm_args_shell.cpp), the table of vLLM's flags
 // (vllm_args_flags.cpp) and its CUDA-graph flags (vllm_args_graphs.cpp).
-// ParseVllmCommand (vllm_args.cpp) walks the words with them. Nothing
-// outside src/import/vllm_args*.cpp includes it; the public API is
-// import/vllm_args.h.
+// ParseVllmCommand (vllm_args.cpp) walks the words with them; the other
+// engines' launch lines (engine_command.cpp) share Redacted. Nothing else
+// includes it; the public API is import/vllm_args.h.
 #pragma once
 
 #include <cstddef>

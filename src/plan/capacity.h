@@ -87,12 +87,14 @@ struct EngineConfig {
 
   // llama.cpp. n_ctx unset: max_model_len * n_parallel when max_model_len is
   // given, else 4096 (llama-server's default); n_ctx_from_model: the model's.
-  uint64_t n_ctx = 0;             // total cells for all sequences; 0: see above
-  bool n_ctx_from_model = false;  // -c 0: the model's max_context (llama.cpp's n_ctx_train)
-  uint64_t n_parallel = 0;        // -np/--parallel sequences; 0: 1
-  uint64_t n_ubatch = 0;          // physical batch; 0: 512
-  uint64_t n_batch = 0;           // logical batch; 0: 2048
-  bool swa_full = false;          // --swa-full: full-size cache for sliding-window layers
+  uint64_t n_ctx = 0;               // total cells for all sequences; 0: see above
+  bool n_ctx_from_model = false;    // -c 0: the model's max_context (llama.cpp's n_ctx_train)
+  uint64_t n_parallel = 0;          // -np/--parallel sequences; 0: 1
+  uint64_t n_ubatch = 0;            // physical batch; 0: 512
+  uint64_t n_batch = 0;             // logical batch; 0: 2048
+  bool swa_full = false;            // --swa-full: full-size cache for sliding-window layers
+  std::string flash_attn = "auto";  // -fa on|off|auto: a quantized V cache needs it on
+  bool kv_unified = false;          // --kv-unified: one cache for all sequences, not one each
 
   /// vLLM from 0.21 with graphs on: its CUDA-graph estimate comes out of
   /// the cache budget (before, graphs were captured after the cache was sized).

@@ -12,11 +12,16 @@
 namespace kvplan {
 namespace {
 
-/// llama.cpp's cells for `seqs` sequences in an n_ctx of `n_ctx`: every layer
-/// gets PAD(n_ctx) cells, except that sliding layers (llama-kv-cache-iswa.cpp)
-/// get min(that, PAD(n_swa * seqs + n_ubatch, n_pad)) unless --swa-full. The
-/// window cells grow with the sequences, not with the context: that is why
-/// the fit is not per-token bytes times cells.
+/// llama.cpp's cells for `seqs` sequences in an n_ctx of `n_ctx`
+/// (llama-context.cpp, llama-kv-cache-iswa.cpp). n_ctx is padded to 256
+/// first. With one unified cache (--kv-unified) every layer gets those
+/// cells, and sliding layers min(that, PAD(n_swa * seqs + n_ubatch)). Without
+/// it (llama-server's default for -np N) each sequence has its own stream of
+/// PAD(n_ctx / seqs) cells, so `-c 1024 -np 3` allocates 3 x 512 = 1,536; a
+/// stream's sliding layers get min(that, PAD(n_swa + n_ubatch)). --swa-full
+/// gives sliding layers the full count. The window cells grow with the
+/// sequences, not with the context: that is why the fit is not per-token
+/// bytes times cells.
 struct LlamaCppCells {
   uint64_t full = 0;
   uint64_t swa = 0;
@@ -24,16 +29,23 @@ struct LlamaCppCells {
 
 LlamaCppCells CellsFor(const KvCost& kv, const EngineConfig& c, uint64_t n_ctx, uint64_t seqs) {
   LlamaCppCells out;
-  out.full = RoundUp(n_ctx, c.block_size, "llama.cpp cells");
+  const uint64_t padded = RoundUp(n_ctx, c.block_size, "llama.cpp cells");
+  // Streams: one unified cache, or one per sequence.
+  const uint64_t streams = c.kv_unified ? 1 : std::max<uint64_t>(seqs, 1);
+  const uint64_t per_stream = RoundUp(padded / streams, c.block_size, "llama.cpp cells");
+  out.full = CheckedMul(per_stream, streams, "llama.cpp cells");
   out.swa = out.full;
   uint64_t window = 0;  // llama.cpp has one n_swa: the widest window
   for (const GroupCost& g : kv.groups) {
     if (Windowed(g)) window = std::max(window, g.cap_tokens);
   }
   if (window == 0 || c.swa_full) return out;
-  const uint64_t want = CheckedAdd(CheckedMul(window, seqs, "llama.cpp SWA cells"), c.n_ubatch,
-                                   "llama.cpp SWA cells");
-  out.swa = std::min(out.full, RoundUp(want, c.block_size, "llama.cpp SWA cells"));
+  const uint64_t window_seqs = c.kv_unified ? seqs : 1;  // sequences one stream's window holds
+  const uint64_t want = CheckedAdd(CheckedMul(window, window_seqs, "llama.cpp SWA cells"),
+                                   c.n_ubatch, "llama.cpp SWA cells");
+  const uint64_t swa_per_stream =
+      std::min(per_stream, RoundUp(want, c.block_size, "llama.cpp SWA cells"));
+  out.swa = CheckedMul(swa_per_stream, streams, "llama.cpp SWA cells");
   return out;
 }
 

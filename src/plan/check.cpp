@@ -59,6 +59,7 @@ std::string FlagOf(const std::string& code) {
     return "memory_fraction";
   }
   if (code == "pp-layers") return "pp";
+  if (code == "llama-fa") return "flash_attn";
   if (code == "vllm-cudagraph-sizes") return "cuda_graph_max_bs";  // beside its list
   if (code == "vllm-batched-tokens") return "max_num_seqs";
   return "";
@@ -467,6 +468,8 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
     c.n_ctx_from_model = a.n_ctx == uint64_t{0};  // ctx_size: 0, llama.cpp's "from the model"
     c.n_ubatch = a.max_num_batched_tokens.value_or(0);
     c.swa_full = a.swa_full.value_or(false);
+    c.flash_attn = a.flash_attn.value_or("auto");
+    c.kv_unified = a.kv_unified.value_or(false);
     c.max_model_len = 0;
     c.max_num_seqs = 0;
     c.max_num_batched_tokens = 0;
@@ -513,6 +516,14 @@ CheckReport CheckOnce(const ModelSpec& m, const HardwareSpec& gpu, const DeployC
                          cap.block_size == 1 ? "" : "s", Count(cap.max_tokens),
                          cap.max_tokens == 1 ? "" : "s", FormatGiB(cap.kv_used_bytes)),
              d.engine_pos));
+  }
+  if (d.strict && !d.unmodelled.empty()) {
+    std::string flags;
+    for (const std::string& f : d.unmodelled) flags += (flags.empty() ? "" : ", ") + f;
+    r.items.push_back(Item("all_flags_modelled", false, flags, "none (--strict)",
+                           "--strict: these change the memory left for the KV cache in ways "
+                           "kvplan does not model, so its figures would not be the engine's",
+                           d.engine_pos));
   }
   CacheRequirementItems(d, cap, cache_blocks, startup_ok, r);
   if (d.workload) WorkloadItems(d, cap, startup_ok, r);

@@ -127,6 +127,13 @@ EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu,
       // cells that is 0, which LintConfig refuses: it is not "unset", so it
       // must not become the model's max_context below.
       c.max_model_len = c.n_ctx / c.n_parallel;
+      // Without --kv-unified each of several sequences is a stream of
+      // PAD(PAD(n_ctx) / n_parallel) cells (llama-context.cpp): that is
+      // each one's context (-c 1024 -np 3: 512 tokens, not 341).
+      if (!c.kv_unified && c.n_parallel > 1 && c.max_model_len > 0) {
+        c.max_model_len = RoundUp(RoundUp(c.n_ctx, c.block_size, "llama.cpp n_ctx") / c.n_parallel,
+                                  c.block_size, "llama.cpp n_ctx_seq");
+      }
       c.max_num_seqs = c.n_parallel;
       c.max_num_batched_tokens = c.n_ubatch;
       c.memory_fraction = 1.0;
@@ -222,9 +229,18 @@ std::vector<Lint> LintConfig(const ModelSpec& m, const HardwareSpec& gpu, const 
     AddLint(lints, Severity::kError, "kv-config", e.what());
   }
   if (c.engine == Engine::kVllm || c.engine == Engine::kSglang) WeightLints(m, c, lints);
-  if (quantized_cache && c.engine == Engine::kLlamaCpp) {
-    AddLint(lints, Severity::kWarning, "llama-fa",
-            "llama.cpp needs flash attention (-fa on) for a quantized V cache");
+  if (quantized_cache && c.engine == Engine::kLlamaCpp && c.flash_attn != "on") {
+    // llama_init_from_model: "V cache quantization requires flash_attn";
+    // -fa auto turns it on only where the device supports it.
+    if (c.flash_attn == "off") {
+      AddLint(lints, Severity::kError, "llama-fa",
+              "llama.cpp refuses a quantized V cache without flash attention (-fa off): "
+              "V cache quantization requires flash_attn");
+    } else {
+      AddLint(lints, Severity::kWarning, "llama-fa",
+              "llama.cpp needs flash attention for a quantized V cache: -fa auto turns it on "
+              "where the GPU supports it (-fa on to be sure)");
+    }
   }
   if (m.mla && c.tp > 1) {
     AddLint(lints, Severity::kWarning, "mla-replicated",

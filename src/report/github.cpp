@@ -81,7 +81,9 @@ SourcePos PosInMessage(const std::string& msg, const std::string& file) {
 std::string CheckGithub(const std::vector<CheckOutcome>& all) {
   std::string out;
   for (const CheckOutcome& o : all) {
-    std::string loc = o.file == "--vllm-args" ? "" : "file=" + GhProp(o.file);
+    // A command line (--engine-args, --vllm-args) has no file to annotate.
+    std::string loc =
+        o.file == "--vllm-args" || o.file == "--engine-args" ? "" : "file=" + GhProp(o.file);
     auto where = [&](const SourcePos& p) {
       std::string s = loc;
       if (!s.empty() && p.line > 0) s += fmt::format(",line={},col={}", p.line, p.column);

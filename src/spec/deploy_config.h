@@ -44,6 +44,8 @@ struct EngineArgs {
   std::optional<std::string> quantization;         // vLLM/SGLang quantization: of the weights
   std::optional<uint64_t> n_ctx;                   // llama.cpp ctx_size (all sequences)
   std::optional<bool> swa_full;                    // llama.cpp
+  std::optional<std::string> flash_attn;           // llama.cpp -fa: on, off or auto
+  std::optional<bool> kv_unified;                  // llama.cpp --kv-unified
 
   std::map<std::string, std::string> names;  // field -> the engine's own key
   std::map<std::string, SourcePos> pos;      // field -> where it was set
@@ -107,6 +109,10 @@ struct DeployConfig {
   std::optional<Workload> workload;
   Requirements requirements;
   std::vector<std::string> notes;  // e.g. flags ignored from a command line
+  // Flags the engine takes that change the memory left for the cache in
+  // ways kvplan does not model (`check --strict` fails on them).
+  std::vector<std::string> unmodelled;
+  bool strict = false;  // check --strict: an unmodelled flag is a failure
   SourcePos pos, model_pos, gpu_pos, count_pos, engine_pos;
 };
 }  // namespace kvplan

@@ -73,6 +73,9 @@ class MapReader {
   std::optional<bool> OptBool(std::string_view key);
   /// A child map or list; Error if absent (use Has() first for optional ones).
   YAML::Node Child(std::string_view key);
+  /// Marks `key` as read whatever its value: a key the caller accepts and
+  /// only names (an engine flag kvplan does not model).
+  void Skip(std::string_view key) { Value(key); }
 
   /// Error on the first key that was never asked for, suggesting the closest field.
   void Finish() const;
