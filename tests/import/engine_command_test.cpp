@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli_runner.h"
+#include "spec/engine.h"
 #include "util/error.h"
 
 using namespace kvplan;
