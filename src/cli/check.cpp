@@ -88,7 +88,8 @@ CheckOutcome CheckCommandLine(const CheckOptions& opt) {
   o.file = opt.args_flag;
   try {
     if (opt.gpu.empty()) Fail("{} needs --gpu (a catalog name or a profile YAML)", opt.args_flag);
-    DeployConfig d = ParseEngineCommand(opt.engine_args);
+    // --vllm-args keeps taking a bare `MODEL --flags` as vLLM's.
+    DeployConfig d = ParseEngineCommand(opt.engine_args, opt.args_flag == "--vllm-args");
     d.strict = opt.strict;
     if (opt.vllm_version && d.engine != "vllm") {
       Fail("--vllm-version is for a vLLM line; this one runs {}", d.engine);

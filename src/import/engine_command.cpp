@@ -310,7 +310,7 @@ std::vector<std::string> LaunchWords(std::string_view line) {
   return words;
 }
 
-EngineLaunch FindEngineLaunch(const std::vector<std::string>& w) {
+EngineLaunch FindEngineLaunch(const std::vector<std::string>& w, bool bare_is_vllm) {
   EngineLaunch l;
   size_t i = 0;
   // Environment assignments and launchers before the command.
@@ -355,7 +355,7 @@ EngineLaunch FindEngineLaunch(const std::vector<std::string>& w) {
   l.engine = EngineOfCommand(w, at);
   if (l.engine.empty()) {
     // A bare vLLM line: `MODEL --flags`.
-    if (w[i][0] != '-' && i == 0) {
+    if (bare_is_vllm && i == 0 && !w[i].empty() && w[i][0] != '-') {
       l.engine = "vllm";
       l.at = i;
       return l;
@@ -369,10 +369,10 @@ EngineLaunch FindEngineLaunch(const std::vector<std::string>& w) {
   return l;
 }
 
-DeployConfig ParseEngineCommand(std::string_view line) {
+DeployConfig ParseEngineCommand(std::string_view line, bool bare_is_vllm) {
   const std::vector<std::string> w = LaunchWords(line);
   if (w.empty()) Fail("{}: empty command line", kWhat);
-  const EngineLaunch l = FindEngineLaunch(w);
+  const EngineLaunch l = FindEngineLaunch(w, bare_is_vllm);
   DeployConfig d;
   if (l.engine == "vllm") {
     // vLLM's own parser reads the whole line, launcher and image included.

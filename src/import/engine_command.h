@@ -29,14 +29,16 @@ namespace kvplan {
 /// The engine ("vllm", "sglang", "llama.cpp", "trtllm") a launch line runs,
 /// with `at`, the index of the first word after its launcher, and `version`,
 /// the image tag's version ("" when none). Throws Error when the line names
-/// no engine kvplan knows.
+/// no engine kvplan knows, unless `bare_is_vllm`: then a line that starts
+/// with no command is vLLM's arguments (`MODEL --flags`, as --vllm-args
+/// has always taken them).
 struct EngineLaunch {
   std::string engine;
   size_t at = 0;
   std::string image;    // the docker image, "" when none
   std::string version;  // from the image tag: "0.10.1" for vllm/vllm-openai:v0.10.1
 };
-EngineLaunch FindEngineLaunch(const std::vector<std::string>& words);
+EngineLaunch FindEngineLaunch(const std::vector<std::string>& words, bool bare_is_vllm = false);
 
 /// The words of a launch line: a shell line split as sh does, or a JSON
 /// array of strings (a Kubernetes command or args list; several arrays, as
@@ -44,7 +46,8 @@ EngineLaunch FindEngineLaunch(const std::vector<std::string>& words);
 std::vector<std::string> LaunchWords(std::string_view line);
 
 /// Parses a launch line of any engine into the model and engine args of a
-/// DeployConfig (hardware and requirements unset).
-DeployConfig ParseEngineCommand(std::string_view line);
+/// DeployConfig (hardware and requirements unset). `bare_is_vllm` as for
+/// FindEngineLaunch.
+DeployConfig ParseEngineCommand(std::string_view line, bool bare_is_vllm = false);
 
 }  // namespace kvplan

@@ -66,6 +66,7 @@ TEST_CASE("the commands in docs/ci.md run as written") {
     // Exit 1 (a requirement fails) unless the command names passing configs
     // only or tolerates 1 itself (`|| test $? -eq 1`).
     bool passes = cmd.find("--vllm-args") != std::string::npos ||
+                  cmd.find("--engine-args") != std::string::npos ||
                   cmd.find("llama-8b-chat.yaml") != std::string::npos ||
                   cmd.find("|| test $? -eq 1") != std::string::npos;
     CHECK(rc == (passes ? 0 : 1));

@@ -434,13 +434,19 @@ TEST_CASE("sliding windows: vLLM holds window - 1 + batched tokens plus a block;
   // 10 full layers x 32768 tokens + 52 sliding layers x (cdiv(1023 + 2048, 16) + 1) x 16 tokens.
   const uint64_t per_layer = 2 * 16 * 128 * 2;
   CHECK(r.request_bytes == per_layer * (10 * 32768 + 52 * (192 + 1) * 16));
-  // llama.cpp iswa: min(n_ctx, PAD(1024 * 4 + 512, 256)) = 4608 SWA cells for -np 4.
+  // llama.cpp iswa, one unified cache (--kv-unified): min(n_ctx, PAD(1024 * 4 + 512, 256)) =
+  // 4608 SWA cells for -np 4.
   EngineConfig l;
   l.engine = Engine::kLlamaCpp;
   l.n_ctx = 32768;
   l.n_parallel = 4;
+  l.kv_unified = true;
   CapacityResult a = Run(m, "h100-sxm", l);
   CHECK(Log(a, 2) == "llama_kv_cache_iswa: creating     SWA KV cache, size = 4608 cells");
+  // Without it, each of the 4 streams has min(8192, PAD(1024 + 512, 256)) = 1,536.
+  l.kv_unified = false;
+  CHECK(Log(Run(m, "h100-sxm", l), 2) ==
+        "llama_kv_cache_iswa: creating     SWA KV cache, size = 6144 cells");
   l.swa_full = true;
   CHECK(Run(m, "h100-sxm", l).k_bytes == 62ull * 16 * 128 * 2 * 32768);
 }
@@ -845,11 +851,12 @@ TEST_CASE("llama.cpp sliding windows: largest max_model_len, --concurrency and t
   CHECK(a.largest_max_model_len == 90624);
   CHECK(MaxModelLenAtConcurrency(a, 1) == 90624);
 
-  // -np 4 -c 32K: SWA cells PAD(4 x 1024 + 512) = 4,608, i.e. 1,042,808,832 B; the full layers
-  // PAD(4L) x 43,520 <= 3,252,158,464, PAD(4L) <= 74,727: 4L = 74,496, L = 18,624 (>= the
-  // 8,192 per sequence this configuration runs).
+  // -np 4 -c 32K in one unified cache (--kv-unified): SWA cells PAD(4 x 1024 + 512) = 4,608,
+  // i.e. 1,042,808,832 B; the full layers PAD(4L) x 43,520 <= 3,252,158,464, PAD(4L) <= 74,727:
+  // 4L = 74,496, L = 18,624 (>= the 8,192 per sequence this configuration runs).
   c.n_ctx = 32768;
   c.n_parallel = 4;
+  c.kv_unified = true;
   CapacityResult b = Run(m, "h100-sxm", c);
   CHECK(b.fits);
   CHECK(b.largest_max_model_len == 18624);
