@@ -199,7 +199,7 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
   kvplan capacity qwen3-32b --gpu h200 --engine sglang --mem-fraction-static 0.88 --format json
   kvplan capacity llama-2-7b --gpu a100-80gb --engine trtllm --free-gpu-memory-fraction 0.95
   kvplan capacity gemma-3-27b --gpu rtx-4090 --engine llama.cpp -c 32K -np 4 --kv-cache-dtype q8_0 --weight-dtype int4
-  kvplan capacity model.gguf --gpu rtx-4090 --engine llama.cpp -c 32768 -ctk q8_0 -ctv q8_0 -fa on
+  kvplan capacity llama-3.1-8b --gpu rtx-4090 --engine llama.cpp -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on
   kvplan capacity deepseek-v3 --gpu h200 -tp 8 --nodes 2 -pp 2 --weight-dtype fp8 --concurrency 64
   kvplan capacity llama-3.1-8b --gpu ./my-profile.yaml --reserve 2GiB
 

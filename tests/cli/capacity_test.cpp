@@ -136,10 +136,10 @@ TEST_CASE("SGLang's running cap: its request pool, at most half the tokens (not 
 }
 
 TEST_CASE("capacity and tradeoff: llama.cpp on a sliding-window model, one longest context") {
-  // Gemma-3-27B, q8_0, 4 GiB, -np 4 -c 32K: 18,624 tokens per sequence whichever way it is
-  // asked; 7 sequences of 8,192 tokens (the arithmetic is in capacity_test.cpp).
+  // Gemma-3-27B, q8_0, 4 GiB, -np 4 -c 32K in one unified cache: 18,624 tokens per sequence
+  // whichever way it is asked (the arithmetic is in tests/plan/capacity_test.cpp).
   auto r = RunKvplan(
-      "capacity gemma-3-27b --gpu h100-sxm --engine llama.cpp -c 32K --np 4 "
+      "capacity gemma-3-27b --gpu h100-sxm --engine llama.cpp -c 32K --np 4 --kv-unified "
       "--kv-cache-dtype q8_0 --kv-cache-memory-bytes 4GiB --concurrency 4 --format json");
   REQUIRE(r.exit_code == 0);
   for (const char* key :
@@ -153,8 +153,12 @@ TEST_CASE("capacity and tradeoff: llama.cpp on a sliding-window model, one longe
       "--kv-cache-dtype q8_0 --kv-cache-memory-bytes 4GiB --contexts 8K --batches 4 "
       "--format json");
   REQUIRE(t.exit_code == 0);
-  CHECK(t.out.find("\"max_batch\": 7") != std::string::npos);
-  CHECK(t.out.find("\"max_context_tokens\": 18624") != std::string::npos);
+  // tradeoff runs llama-server's default, a stream per sequence: each of C sequences of 8,192
+  // tokens holds 8,192 full cells (43,520 B) and min(8,192, PAD(1,024 + 512)) = 1,536 SWA cells
+  // (226,304 B), 704,118,784 B a sequence: 6 fit in 4 GiB. At batch 4 each stream's full
+  // cells get (1 GiB - 1,536 x 226,304) / 43,520 = 16,685, padded down to 16,640.
+  CHECK(t.out.find("\"max_batch\": 6") != std::string::npos);
+  CHECK(t.out.find("\"max_context_tokens\": 16640") != std::string::npos);
 }
 
 TEST_CASE(
