@@ -45,7 +45,7 @@ CheckReport CheckConfig(const DeployConfig& d) {
   ModelSpec model;
   HardwareSpec gpu;
   try {
-    model = LoadModelAndSay(d.model);
+    model = LoadModelAndSay(d.model, d.model_revision);
   } catch (const Error& e) {
     Fail("{}model: {}", d.model_pos.Prefix(), e.what());
   }

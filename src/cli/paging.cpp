@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/deploy_flags.h"
+#include "cli/model_route.h"
 #include "import/resolve.h"
 #include "plan/paging_capacity.h"
 #include "report/paging.h"
@@ -18,6 +19,7 @@ namespace {
 
 struct PagingOptions {
   std::string model;
+  std::string revision = "main";
   DeployFlags deploy;
   std::string requests;
   std::string mix;
@@ -43,7 +45,7 @@ void Run(const PagingOptions& o) {
   }
   RequestMix mix = o.requests.empty() ? MixFromSpec(o.mix) : LoadRequestMix(o.requests);
   CheckSharedPrefix(mix, shared_prefix);
-  ModelSpec m = LoadModel(o.model);
+  ModelSpec m = LoadModelAndSay(o.model, o.revision);
   HardwareSpec hw = LoadHardware(o.deploy.gpu);
   EngineConfig config = ToEngineConfig(o.deploy);
   config.enable_prefix_caching = o.prefix_caching;
@@ -73,6 +75,7 @@ void SetupPagingCommand(CLI::App& app, int& exit_code) {
       "paging", "Contiguous vs paged KV allocation for a request mix: concurrency and waste");
   sub->add_option("model", o->model, "Catalog name, HF repo id, spec YAML or config.json")
       ->required();
+  AddRevisionOption(sub, o->revision);
   AddDeployFlags(sub, o->deploy);
   sub->add_option(
       "--requests", o->requests,

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/deploy_flags.h"
+#include "cli/model_route.h"
 #include "import/resolve.h"
 #include "plan/tradeoff_capacity.h"
 #include "report/chart.h"
@@ -21,6 +22,7 @@ namespace {
 
 struct TradeoffOptions {
   std::string model;
+  std::string revision = "main";
   DeployFlags deploy;
   std::vector<std::string> contexts;
   std::vector<std::string> batches;
@@ -42,7 +44,7 @@ std::vector<uint64_t> ParseList(const std::vector<std::string>& items, const cha
 
 void Run(const TradeoffOptions& o) {
   if (!o.svg.empty()) CheckOutputPath(o.svg, o.force);  // before any work
-  ModelSpec m = LoadModel(o.model);
+  ModelSpec m = LoadModelAndSay(o.model, o.revision);
   HardwareSpec hw = LoadHardware(o.deploy.gpu);
   EngineConfig config = ToEngineConfig(o.deploy);
   CapacityResult cap = CapacityOrFail(m, hw, config);
@@ -81,6 +83,7 @@ void SetupTradeoffCommand(CLI::App& app, int& exit_code) {
       "tradeoff", "Max batch for each context length and max context for each batch size");
   sub->add_option("model", o->model, "Catalog name, HF repo id, spec YAML or config.json")
       ->required();
+  AddRevisionOption(sub, o->revision);
   AddDeployFlags(sub, o->deploy);
   sub->add_option("--contexts", o->contexts,
                   "Context lengths to tabulate (default: 1K, 2K, 4K ... max-model-len)")

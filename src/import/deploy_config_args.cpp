@@ -528,6 +528,11 @@ void ReadEngineArgs(const YAML::Node& node, const std::string& file, DeployConfi
   }
   for (const std::string& k : other.harmless) {
     if (!args.Written(k)) continue;
+    // vLLM's and SGLang's revision: the Hub revision the model resolves at.
+    if (k == "revision" && args.Has(k)) {
+      d.model_revision = args.Str(k);
+      continue;
+    }
     args.Skip(k);
     harmless.push_back(k);
   }

@@ -386,6 +386,11 @@ DeployConfig ParseEngineCommand(std::string_view line, bool bare_is_vllm) {
   } else {
     d = ParseOtherEngine(w, l.at, l.engine);
   }
+  // vLLM's and SGLang's --revision: the Hub revision the model resolves at.
+  for (size_t k = l.at; k < w.size(); ++k) {
+    if (w[k] == "--revision" && k + 1 < w.size()) d.model_revision = w[k + 1];
+    if (w[k].rfind("--revision=", 0) == 0) d.model_revision = w[k].substr(11);
+  }
   if (!l.version.empty()) {
     if (l.engine == "vllm") {
       if (!d.vllm_version) d.vllm_version = ParseVllmVersion(l.version, "--engine-args: image tag");

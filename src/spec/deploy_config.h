@@ -95,8 +95,9 @@ struct DeployConfig {
   std::string file;   // where it was read ("" for a command line)
   std::string name;   // `name:` or the file's stem
   std::string model;  // catalog name, HF repo id, or a path (resolved against the file's folder)
-  std::string gpu;    // catalog name or a spec/profile path (resolved likewise)
-  uint64_t gpu_count = 0;  // 0: exactly tp * pp * dp
+  std::string model_revision = "main";  // the engine's --revision (vLLM, SGLang): the Hub revision
+  std::string gpu;                      // catalog name or a spec/profile path (resolved likewise)
+  uint64_t gpu_count = 0;               // 0: exactly tp * pp * dp
   std::string engine = "vllm";
   std::optional<uint64_t> vllm_version;  // engine.version (vLLM only); unset: the latest
   // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0|1 before a vLLM command line

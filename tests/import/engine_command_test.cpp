@@ -155,6 +155,15 @@ TEST_CASE("engine lines: vLLM through the same door, its version from the image 
   CHECK(k.args.tp == uint64_t{2});
 }
 
+TEST_CASE("engine lines: --revision is the revision the model resolves at") {
+  CHECK(ParseEngineCommand("vllm serve Qwen/Qwen3-8B --revision 0a1b2c3").model_revision ==
+        "0a1b2c3");
+  CHECK(ParseEngineCommand("python -m sglang.launch_server --model-path Qwen/Qwen3-8B "
+                           "--revision=v2")
+            .model_revision == "v2");
+  CHECK(ParseEngineCommand("vllm serve Qwen/Qwen3-8B").model_revision == "main");
+}
+
 TEST_CASE("engine lines: errors are one line naming the flag") {
   CHECK_THROWS_WITH(ParseEngineCommand("nginx -g daemon"),
                     "--engine-args: cannot tell the engine of 'nginx' (expected vllm serve, python "
