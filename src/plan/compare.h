@@ -34,6 +34,11 @@ struct CompareColumn {
   ModelSpec model;
   HardwareSpec gpu;
   CapacityResult cap;
+  // Why the engine would not start with it (its own words), "" when it
+  // would; with `figures` false nothing was computed (a value the engine
+  // refuses outright, a GPU that does not load): its figures are not shown.
+  std::string refused;
+  bool figures = true;
 };
 
 /// The compared figures, one value per column, in display order.

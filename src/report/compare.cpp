@@ -5,6 +5,7 @@
 #include "report/capacity.h"
 #include "report/table.h"
 #include "report/terminal.h"
+#include "util/error.h"
 #include "util/units.h"
 
 namespace kvplan {
@@ -45,17 +46,32 @@ std::string CompareText(const std::vector<CompareColumn>& cols, const std::vecto
   text_row("tp x pp", [](const CompareColumn& c) {
     return fmt::format("{} x {}", c.cap.config.tp, c.cap.config.pp);
   });
+  text_row("engine starts", [](const CompareColumn& c) {
+    return c.refused.empty() ? std::string("yes") : std::string("no (below)");
+  });
   for (const CompareRow& row : rows) {
     std::vector<std::string> r = {row.label};
     for (size_t i = 0; i < cols.size(); ++i) {
+      if (!cols[i].figures) {
+        r.push_back("-");
+        continue;
+      }
       std::string cell = FormatValue(row.values[i], row.unit);
-      if (i > 0 && row.values[0] != 0) cell += fmt::format(" ({:.2f}x)", row.Ratio(i));
+      if (i > 0 && row.values[0] != 0 && cols[0].figures) {
+        cell += fmt::format(" ({:.2f}x)", row.Ratio(i));
+      }
       r.push_back(cell);
     }
     t.AddRow(r);
   }
   std::string out = t.Text("  ", width);
   out += fmt::format("\nRatios in parentheses are against the first column ({}).\n", cols[0].label);
+  for (const CompareColumn& c : cols) {
+    if (c.refused.empty()) continue;
+    out += OneLine(fmt::format("{}: the engine would not start: {}",
+                               c.label.empty() ? c.model.name : c.label, c.refused)) +
+           "\n";
+  }
   if (vary_key == "engine") {
     out +=
         "Memory fraction: each engine's own, given or its default: vLLM "
@@ -78,12 +94,20 @@ std::string CompareCsv(const std::vector<CompareColumn>& cols, const std::vector
                 ""});
     }
   }
+  for (const CompareColumn& c : cols) {
+    t.AddRow(
+        {"engine_starts", c.label, c.model.name, c.gpu.name, c.refused.empty() ? "1" : "0", ""});
+  }
   for (const CompareRow& row : rows) {
     for (size_t i = 0; i < cols.size(); ++i) {
+      if (!cols[i].figures) {  // nothing computed: empty cells
+        t.AddRow({row.key, cols[i].label, cols[i].model.name, cols[i].gpu.name, "", ""});
+        continue;
+      }
       t.AddRow({row.key, cols[i].label, cols[i].model.name, cols[i].gpu.name,
                 row.unit == "x" ? fmt::format("{:.4f}", row.values[i])
                                 : fmt::format("{:.0f}", row.values[i]),
-                fmt::format("{:.4f}", row.Ratio(i))});
+                cols[0].figures ? fmt::format("{:.4f}", row.Ratio(i)) : ""});
     }
   }
   return t.Csv();
@@ -109,13 +133,28 @@ Json CompareJson(const std::vector<CompareColumn>& cols, const std::vector<Compa
     j.Set("weight_format", c.cap.weight_format);
     j.Set("tp", c.cap.config.tp);
     j.Set("pp", c.cap.config.pp);
+    j.Set("engine_starts", c.refused.empty());
+    if (c.refused.empty()) {
+      j.Set("refused", nullptr);
+    } else {
+      j.Set("refused", c.refused);
+    }
     Json ratios;
     for (const CompareRow& row : rows) {
+      if (!c.figures) {
+        j.Set(row.key, nullptr);
+        ratios.Set(row.key, nullptr);
+        continue;
+      }
       if (row.unit == "x")
         j.Set(row.key, row.values[i]);
       else
         j.Set(row.key, static_cast<uint64_t>(row.values[i]));
-      ratios.Set(row.key, row.Ratio(i));
+      if (cols[0].figures) {
+        ratios.Set(row.key, row.Ratio(i));
+      } else {
+        ratios.Set(row.key, nullptr);
+      }
     }
     j.Set("ratio_to_first", std::move(ratios));
     j.Set("lints", LintsJson(c.cap.lints));

@@ -2,6 +2,8 @@
 // output, files written, and one-line errors with exit status 2.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_runner.h"
 #include "plan/capacity.h"
 #include "plan/tradeoff.h"
@@ -250,9 +252,6 @@ TEST_CASE("kvplan compare: columns, ratios to the first, errors") {
       "--vary: unknown setting 'dtype' (did you mean 'kv-cache-dtype'?) (one of: "
       "kv-cache-dtype, tp, pp, gpu, engine, "
       "max-model-len, block-size, gpu-memory-utilization, kv-cache-memory-bytes, vllm-version)");
-  CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu l40s --vary tp=1,3"),
-                    "--vary tp=3: tensor parallel size 3 does not divide the 32 query heads of "
-                    "llama-3.1-8b");
   CheckOneLineError(RunKvplan("compare llama-3.1-8b --gpu h100-sxm --kv-cache-memory-bytes 10GiB "
                               "--vary gpu-memory-utilization=0.8,0.9"),
                     "--vary gpu-memory-utilization: with --kv-cache-memory-bytes vLLM sizes the "
@@ -439,4 +438,46 @@ TEST_CASE(
   REQUIRE(at != std::string::npos);
   CHECK(r.out.find("\"allocated_bytes\": 800063488,", at) != std::string::npos);
   CHECK(r.out.find("\"used_bytes\": 729808896,", at) != std::string::npos);
+}
+
+TEST_CASE("compare: a configuration the engine refuses is a column with its reason") {
+  // tp 3 does not divide Llama-3.1-8B's 32 heads: vLLM refuses it at startup.
+  CliResult r = RunKvplan("compare llama-3.1-8b --gpu l40s --vary tp=1,3");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("engine starts") != std::string::npos);
+  CHECK(r.out.find("no (below)") != std::string::npos);
+  CHECK(r.out.find("tp=3: the engine would not start: tensor parallel size 3 does not divide the "
+                   "32 query heads of llama-3.1-8b") != std::string::npos);
+  CliResult j = RunKvplan("compare llama-3.1-8b --gpu l40s --vary tp=1,3 --format json");
+  REQUIRE(j.exit_code == 0);
+  const nlohmann::json cfg = nlohmann::json::parse(j.out)["configurations"];
+  REQUIRE(cfg.size() == 2);
+  CHECK(cfg[0]["engine_starts"] == true);
+  CHECK(cfg[0]["refused"].is_null());
+  CHECK(cfg[1]["engine_starts"] == false);
+  CHECK(cfg[1]["max_tokens"].is_null());
+  // A max_model_len that does not fit: vLLM's ValueError, the figures kept.
+  CliResult fit =
+      RunKvplan("compare llama-3.1-8b --gpu rtx-3090 --vary max-model-len=8K,128K --format json");
+  REQUIRE(fit.exit_code == 0);
+  const nlohmann::json f = nlohmann::json::parse(fit.out)["configurations"];
+  CHECK(f[1]["engine_starts"] == false);
+  CHECK(f[1]["max_tokens"] == f[0]["max_tokens"]);  // the same cache, one request too long
+}
+
+TEST_CASE("compare: several --vary make a grid, the first key slowest") {
+  CliResult r = RunKvplan(
+      "compare llama-3.1-70b --gpu h100-sxm --vary tp=2,4 --vary kv-cache-dtype=fp16,fp8 "
+      "--format json");
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json cfg = nlohmann::json::parse(r.out)["configurations"];
+  REQUIRE(cfg.size() == 4);
+  CHECK(cfg[0]["label"] == "tp=2 kv-cache-dtype=fp16");
+  CHECK(cfg[1]["label"] == "tp=2 kv-cache-dtype=fp8");
+  CHECK(cfg[2]["label"] == "tp=4 kv-cache-dtype=fp16");
+  CHECK(cfg[3]["label"] == "tp=4 kv-cache-dtype=fp8");
+  CHECK(cfg[3]["tp"] == 4);
+  CHECK(cfg[3]["kv_cache_dtype"] == "fp8_e4m3");
+  // fp8 halves the bytes per token at either tp.
+  CHECK(cfg[1]["bytes_per_token"].get<double>() * 2 == cfg[0]["bytes_per_token"].get<double>());
 }
