@@ -20,200 +20,6 @@
 namespace kvplan {
 namespace {
 
-enum class ArgType { kTokens, kCount, kFraction, kBool, kNotBool, kText, kBytes };
-
-struct ArgKey {
-  const char* key;    // the engine's own name
-  const char* field;  // EngineArgs field
-  ArgType type;
-};
-
-// Each engine's flags, under the names its own config files and CLI use
-// (dashes become underscores, as vLLM's and SGLang's YAML configs write them).
-const std::vector<ArgKey>& KeysFor(const std::string& engine) {
-  static const std::vector<ArgKey> kVllm = {
-      {"max_model_len", "max_model_len", ArgType::kTokens},
-      {"max_num_seqs", "max_num_seqs", ArgType::kCount},
-      {"gpu_memory_utilization", "memory_fraction", ArgType::kFraction},
-      {"kv_cache_dtype", "kv_cache_dtype", ArgType::kText},
-      {"tensor_parallel_size", "tp", ArgType::kCount},
-      {"pipeline_parallel_size", "pp", ArgType::kCount},
-      {"data_parallel_size", "dp", ArgType::kCount},
-      {"block_size", "block_size", ArgType::kCount},
-      {"enable_prefix_caching", "prefix_caching", ArgType::kBool},
-      {"max_num_batched_tokens", "max_num_batched_tokens", ArgType::kTokens},
-      {"kv_cache_memory_bytes", "kv_cache_memory_bytes", ArgType::kBytes},
-      {"enforce_eager", "enforce_eager", ArgType::kBool},
-      {"max_cudagraph_capture_size", "cuda_graph_max_bs", ArgType::kCount},
-      {"dtype", "weight_dtype", ArgType::kText},
-      {"quantization", "quantization", ArgType::kText},
-  };
-  static const std::vector<ArgKey> kSglang = {
-      {"context_length", "max_model_len", ArgType::kTokens},
-      {"max_running_requests", "max_num_seqs", ArgType::kCount},
-      {"mem_fraction_static", "memory_fraction", ArgType::kFraction},
-      {"kv_cache_dtype", "kv_cache_dtype", ArgType::kText},
-      {"tp_size", "tp", ArgType::kCount},
-      {"pp_size", "pp", ArgType::kCount},
-      {"dp_size", "dp", ArgType::kCount},
-      {"page_size", "block_size", ArgType::kCount},
-      {"disable_radix_cache", "prefix_caching", ArgType::kNotBool},
-      {"chunked_prefill_size", "max_num_batched_tokens", ArgType::kTokens},
-      {"max_total_tokens", "max_total_tokens", ArgType::kTokens},
-      {"disable_cuda_graph", "enforce_eager", ArgType::kBool},
-      {"cuda_graph_max_bs", "cuda_graph_max_bs", ArgType::kCount},
-      {"dtype", "weight_dtype", ArgType::kText},
-      {"quantization", "quantization", ArgType::kText},
-  };
-  static const std::vector<ArgKey> kTrtllm = {
-      {"max_seq_len", "max_model_len", ArgType::kTokens},
-      {"max_batch_size", "max_num_seqs", ArgType::kCount},
-      {"free_gpu_memory_fraction", "memory_fraction", ArgType::kFraction},
-      {"kv_cache_dtype", "kv_cache_dtype", ArgType::kText},
-      {"tp_size", "tp", ArgType::kCount},
-      {"pp_size", "pp", ArgType::kCount},
-      {"tokens_per_block", "block_size", ArgType::kCount},
-      {"enable_block_reuse", "prefix_caching", ArgType::kBool},
-      {"max_num_tokens", "max_num_batched_tokens", ArgType::kTokens},
-      {"max_gpu_total_bytes", "max_gpu_total_bytes", ArgType::kBytes},
-      {"dtype", "weight_dtype", ArgType::kText},
-  };
-  static const std::vector<ArgKey> kLlamaCpp = {
-      {"ctx_size", "n_ctx", ArgType::kTokens},
-      {"parallel", "max_num_seqs", ArgType::kCount},
-      {"cache_type_k", "kv_cache_dtype", ArgType::kText},
-      {"cache_type_v", "cache_type_v", ArgType::kText},
-      {"ubatch_size", "max_num_batched_tokens", ArgType::kTokens},
-      {"swa_full", "swa_full", ArgType::kBool},
-      {"flash_attn", "flash_attn", ArgType::kText},
-      {"kv_unified", "kv_unified", ArgType::kBool},
-  };
-  if (engine == "sglang") return kSglang;
-  if (engine == "trtllm") return kTrtllm;
-  if (engine == "llama.cpp") return kLlamaCpp;
-  return kVllm;
-}
-
-// The keys each engine takes that kvplan reads no value from: `memory`
-// changes what is left for the cache in ways kvplan does not model (a note,
-// and a failure under `check --strict`), `harmless` does not touch it (a
-// note). Anything else is a typo. Names as the engine's config files write
-// them (dashes as underscores).
-struct OtherKeys {
-  std::vector<std::string> memory;
-  std::vector<std::string> harmless;
-};
-
-const OtherKeys& OtherKeysFor(const std::string& engine) {
-  static const OtherKeys kVllm = {
-      {"speculative_config", "cpu_offload_gb", "swap_space", "kv_transfer_config",
-       "num_gpu_blocks_override", "enable_lora", "max_loras", "max_lora_rank",
-       "limit_mm_per_prompt", "enable_expert_parallel", "kv_sharing_fast_prefill",
-       "disable_hybrid_kv_cache_manager", "calculate_kv_scales"},
-      {"served_model_name",
-       "port",
-       "host",
-       "api_key",
-       "trust_remote_code",
-       "enable_chunked_prefill",
-       "disable_log_requests",
-       "enable_log_requests",
-       "tokenizer",
-       "revision",
-       "download_dir",
-       "load_format",
-       "seed",
-       "uvicorn_log_level",
-       "enable_auto_tool_choice",
-       "tool_call_parser",
-       "chat_template",
-       "generation_config",
-       "disable_log_stats",
-       "max_log_len",
-       "reasoning_parser",
-       "hf_token",
-       "distributed_executor_backend",
-       "worker_extension_cls",
-       "model_impl",
-       "tokenizer_mode",
-       "allowed_origins"}};
-  static const OtherKeys kSglang = {
-      {"enable_dp_attention", "speculative_algorithm", "speculative_draft_model_path",
-       "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens", "ep_size",
-       "enable_ep_moe", "enable_deepep_moe", "cpu_offload_gb", "enable_torch_compile", "lora_paths",
-       "max_loras_per_batch", "hicache_ratio", "enable_hierarchical_cache"},
-      {"served_model_name",
-       "port",
-       "host",
-       "api_key",
-       "trust_remote_code",
-       "tokenizer_path",
-       "log_level",
-       "enable_metrics",
-       "chat_template",
-       "random_seed",
-       "revision",
-       "attention_backend",
-       "watchdog_timeout",
-       "tool_call_parser",
-       "reasoning_parser",
-       "log_requests",
-       "enable_mixed_chunk",
-       "schedule_policy",
-       "skip_tokenizer_init",
-       "disable_overlap_schedule",
-       "enable_cache_report",
-       "disable_custom_all_reduce",
-       "decode_log_interval",
-       "show_time_cost",
-       "load_format",
-       "download_dir",
-       "model_impl"}};
-  static const OtherKeys kTrtllm = {
-      {"enable_attention_dp", "speculative_config", "host_cache_size", "ep_size",
-       "moe_expert_parallel_size", "max_tokens"},
-      {"host", "port", "log_level", "trust_remote_code", "tokenizer", "backend",
-       "num_postprocess_workers", "reasoning_parser", "cuda_graph_config", "print_iter_log",
-       "disable_overlap_scheduler", "gpus_per_node", "cluster_size"}};
-  static const OtherKeys kLlamaCpp = {
-      {"n_gpu_layers", "gpu_layers", "no_kv_offload", "tensor_split", "split_mode", "main_gpu",
-       "batch_size", "mlock", "no_mmap", "override_tensor", "cpu_moe", "n_cpu_moe", "draft_model",
-       "model_draft", "lora", "mmproj"},
-      {"host",
-       "port",
-       "alias",
-       "threads",
-       "threads_batch",
-       "api_key",
-       "log_disable",
-       "verbose",
-       "temp",
-       "metrics",
-       "jinja",
-       "chat_template",
-       "n_predict",
-       "slots",
-       "seed",
-       "cont_batching",
-       "no_cont_batching",
-       "embedding",
-       "rerank",
-       "no_webui",
-       "timeout",
-       "slot_save_path",
-       "reasoning_format",
-       "props",
-       "log_file",
-       "top_k",
-       "top_p",
-       "min_p",
-       "repeat_penalty"}};
-  if (engine == "sglang") return kSglang;
-  if (engine == "trtllm") return kTrtllm;
-  if (engine == "llama.cpp") return kLlamaCpp;
-  return kVllm;
-}
-
 // A list of CUDA-graph batch sizes at `node` (`field` in messages): positive
 // integers, at least one. `json`: the node comes from a JSON string in the
 // file, so errors point at `at` (the string), not inside it.
@@ -363,9 +169,66 @@ void CheckLlamaCppCacheTypes(EngineArgs& a) {
   }
 }
 
+// The EngineArgs count that `field` sets (max_model_len, tp, n_ctx, ...),
+// nullptr for a field of another type.
+std::optional<uint64_t>* CountField(EngineArgs& a, const std::string& f) {
+  if (f == "max_model_len") return &a.max_model_len;
+  if (f == "max_num_seqs") return &a.max_num_seqs;
+  if (f == "tp") return &a.tp;
+  if (f == "pp") return &a.pp;
+  if (f == "dp") return &a.dp;
+  if (f == "block_size") return &a.block_size;
+  if (f == "max_num_batched_tokens") return &a.max_num_batched_tokens;
+  if (f == "max_total_tokens") return &a.max_total_tokens;
+  if (f == "n_ctx") return &a.n_ctx;
+  if (f == "kv_cache_memory_bytes") return &a.kv_cache_memory_bytes;
+  if (f == "max_gpu_total_bytes") return &a.max_gpu_total_bytes;
+  if (f == "cuda_graph_max_bs") return &a.cuda_graph_max_bs;
+  return nullptr;
+}
+
+// A text key (a dtype, llama.cpp's flash_attn) into `a`, checked: a dtype
+// kvplan does not know is a typo, bad input; one the engine lacks is a
+// startup FAIL in `check`.
+void ReadTextArg(MapReader& r, const ArgKey& k, EngineArgs& a) {
+  const std::string f = k.field;
+  std::string v = r.Str(k.key);
+  if ((f == "kv_cache_dtype" || f == "cache_type_v") && v != "auto") {
+    // A name kvplan knows but the engine lacks (q4_0 on vLLM) is a startup
+    // FAIL in `check`; a name that is no cache dtype at all is a typo.
+    try {
+      FindCacheDtype(v);
+    } catch (const Error& e) {
+      Fail("{}{}: {}", r.Pos(k.key).Prefix(), k.key, e.what());
+    }
+  }
+  if ((f == "weight_dtype" || f == "quantization") && v != "auto") {
+    try {
+      FindWeightFormat(v, 0);  // a typo is bad input, not a startup FAIL
+    } catch (const Error& e) {
+      Fail("{}{}: {}", r.Pos(k.key).Prefix(), k.key, e.what());
+    }
+  }
+  if (f == "flash_attn") {
+    // llama.cpp's -fa takes on, off or auto (older builds: a switch).
+    if (v == "true" || v == "1") v = "on";
+    if (v == "false" || v == "0") v = "off";
+    if (v != "on" && v != "off" && v != "auto") {
+      Fail("{}{}: expected on, off or auto, got '{}'", r.Pos(k.key).Prefix(), k.key, v);
+    }
+    a.flash_attn = v;
+  } else if (f == "kv_cache_dtype")
+    a.kv_cache_dtype = v;
+  else if (f == "cache_type_v")
+    a.pos["cache_type_v_value:" + v] = r.Pos(k.key);
+  else if (f == "quantization")
+    a.quantization = v;
+  else
+    a.weight_dtype = v;
+}
+
 void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
   for (const ArgKey& k : KeysFor(engine)) {
-    std::optional<uint64_t>* u = nullptr;
     std::string f = k.field;
     if (!r.Has(k.key)) {
       r.OptStr(k.key);  // mark as known
@@ -376,30 +239,7 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
     }
     a.names[f] = k.key;
     a.pos[f] = r.Pos(k.key);
-    if (f == "max_model_len")
-      u = &a.max_model_len;
-    else if (f == "max_num_seqs")
-      u = &a.max_num_seqs;
-    else if (f == "tp")
-      u = &a.tp;
-    else if (f == "pp")
-      u = &a.pp;
-    else if (f == "dp")
-      u = &a.dp;
-    else if (f == "block_size")
-      u = &a.block_size;
-    else if (f == "max_num_batched_tokens")
-      u = &a.max_num_batched_tokens;
-    else if (f == "max_total_tokens")
-      u = &a.max_total_tokens;
-    else if (f == "n_ctx")
-      u = &a.n_ctx;
-    else if (f == "kv_cache_memory_bytes")
-      u = &a.kv_cache_memory_bytes;
-    else if (f == "max_gpu_total_bytes")
-      u = &a.max_gpu_total_bytes;
-    else if (f == "cuda_graph_max_bs")
-      u = &a.cuda_graph_max_bs;
+    std::optional<uint64_t>* u = CountField(a, f);
     switch (k.type) {
       // llama.cpp's ctx_size 0 is the model's own context; elsewhere 0 is no value.
       case ArgType::kTokens:
@@ -449,42 +289,9 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
           a.kv_unified = v;
         break;
       }
-      case ArgType::kText: {
-        std::string v = r.Str(k.key);
-        if ((f == "kv_cache_dtype" || f == "cache_type_v") && v != "auto") {
-          // A name kvplan knows but the engine lacks (q4_0 on vLLM) is a startup
-          // FAIL in `check`; a name that is no cache dtype at all is a typo.
-          try {
-            FindCacheDtype(v);
-          } catch (const Error& e) {
-            Fail("{}{}: {}", r.Pos(k.key).Prefix(), k.key, e.what());
-          }
-        }
-        if ((f == "weight_dtype" || f == "quantization") && v != "auto") {
-          try {
-            FindWeightFormat(v, 0);  // a typo is bad input, not a startup FAIL
-          } catch (const Error& e) {
-            Fail("{}{}: {}", r.Pos(k.key).Prefix(), k.key, e.what());
-          }
-        }
-        if (f == "flash_attn") {
-          // llama.cpp's -fa takes on, off or auto (older builds: a switch).
-          if (v == "true" || v == "1") v = "on";
-          if (v == "false" || v == "0") v = "off";
-          if (v != "on" && v != "off" && v != "auto") {
-            Fail("{}{}: expected on, off or auto, got '{}'", r.Pos(k.key).Prefix(), k.key, v);
-          }
-          a.flash_attn = v;
-        } else if (f == "kv_cache_dtype")
-          a.kv_cache_dtype = v;
-        else if (f == "cache_type_v")
-          a.pos["cache_type_v_value:" + v] = r.Pos(k.key);
-        else if (f == "quantization")
-          a.quantization = v;
-        else
-          a.weight_dtype = v;
+      case ArgType::kText:
+        ReadTextArg(r, k, a);
         break;
-      }
     }
   }
   if (engine == "vllm") ReadVllmGraphs(r, a);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "spec/deploy_config.h"
 #include "spec/yaml_reader.h"
@@ -26,5 +27,30 @@ void ReadEngineArgs(const YAML::Node& node, const std::string& file, DeployConfi
 /// named as a flag kvplan does not model. A command line's other flags are
 /// only named (import/engine_command.cpp).
 bool IsEngineArgsKey(const std::string& engine, const std::string& key);
+
+// ---- the key tables (deploy_config_keys.cpp) ----
+
+enum class ArgType { kTokens, kCount, kFraction, kBool, kNotBool, kText, kBytes };
+
+struct ArgKey {
+  const char* key;    // the engine's own name
+  const char* field;  // EngineArgs field
+  ArgType type;
+};
+
+/// Each engine's keys that kvplan reads, under the names its own config
+/// files and CLI use (dashes become underscores, as vLLM's and SGLang's YAML
+/// configs write them).
+const std::vector<ArgKey>& KeysFor(const std::string& engine);
+
+/// The keys each engine takes that kvplan reads no value from: `memory`
+/// changes what is left for the cache in ways kvplan does not model (a note,
+/// and a failure under `check --strict`), `harmless` does not touch it (a
+/// note). Anything else is a typo.
+struct OtherKeys {
+  std::vector<std::string> memory;
+  std::vector<std::string> harmless;
+};
+const OtherKeys& OtherKeysFor(const std::string& engine);
 
 }  // namespace kvplan

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "plan/check_internal.h"
 #include "plan/latency.h"
 #include "plan/weights.h"
-#include "spec/catalog.h"
 #include "util/checked.h"
 #include "util/units.h"
 
@@ -102,10 +102,6 @@ const char* const kNotStarted = "the engine would not start (see startup)";
 
 std::string Pct(double v) {
   return fmt::format("{:.1f}%", v);
-}
-
-bool DefaultPrefixCaching(Engine e) {
-  return e != Engine::kLlamaCpp;
 }
 
 // The running cap's name as the config (or the engine) calls it: SGLang's
@@ -407,78 +403,6 @@ size_t CheckReport::Skipped() const {
       std::count_if(items.begin(), items.end(), [](const CheckItem& i) { return i.skipped; }));
 }
 
-EngineConfig ToEngineConfig(const DeployConfig& d) {
-  EngineConfig c;
-  c.engine = ParseEngine(d.engine);
-  if (d.vllm_version) c.vllm_version = *d.vllm_version;
-  c.vllm_graph_profiling = d.vllm_graph_profiling;
-  c.allow_long_max_model_len = d.vllm_allow_long_max_model_len;
-  const EngineArgs& a = d.args;
-  c.memory_fraction = a.memory_fraction.value_or(0);
-  c.max_model_len = a.max_model_len.value_or(0);
-  c.max_num_seqs = a.max_num_seqs.value_or(0);
-  c.max_num_batched_tokens = a.max_num_batched_tokens.value_or(0);
-  c.block_size = a.block_size.value_or(0);
-  c.kv_cache_dtype = a.kv_cache_dtype.value_or("auto");
-  // vLLM: --quantization is the weights' format, --dtype the model's (the
-  // activations, and the weights where nothing quantizes them).
-  const auto given = [](const std::optional<std::string>& v) { return v && *v != "auto"; };
-  if (given(a.weight_dtype)) {
-    // A float dtype named outright is the model's dtype, which an auto cache
-    // takes (--dtype float32: an fp32 cache; only "auto" serves an fp32
-    // checkpoint in 16 bits), and the weights' unless the checkpoint is
-    // quantized (DeepSeek-V3's fp8 weights stay fp8 under --dtype bfloat16).
-    const std::string act = FindWeightFormat(*a.weight_dtype, 0).name;
-    if (act == "fp32" || act == "fp16" || act == "bf16") {
-      c.activation_dtype = act;
-    } else {
-      c.weight_dtype = *a.weight_dtype;
-    }
-  }
-  if (given(a.quantization)) {
-    c.weight_dtype = *a.quantization;
-    c.engine_quantization = true;
-  }
-  c.tp = a.tp.value_or(1);
-  c.pp = a.pp.value_or(1);
-  c.dp = a.dp.value_or(1);
-  // Each of tp, pp and dp is bounded where it is read; their product is the
-  // GPUs the config asks for, bounded as hardware.count is (each under 2^16,
-  // so the product cannot wrap).
-  if (c.tp * c.pp * c.dp > kMaxRanks) {
-    const char* last = a.dp ? "dp" : a.pp ? "pp" : "tp";
-    const SourcePos at = a.PosOf(last, d.pos);
-    // A config read from no file is the --vllm-args command line.
-    const std::string where = at.file.empty() && d.file.empty() ? "--vllm-args: " : at.Prefix();
-    Fail("{}{}: tp x pp x dp = {} GPUs is over the limit of {}", where, a.NameOf(last),
-         WithCommas(c.tp * c.pp * c.dp), WithCommas(kMaxRanks));
-  }
-  c.nodes = 1;
-  c.gpus_per_node = d.gpu_count != 0 ? d.gpu_count : c.tp * c.pp * c.dp;
-  c.kv_cache_memory_bytes = a.kv_cache_memory_bytes.value_or(0);
-  c.max_total_tokens = a.max_total_tokens.value_or(0);
-  c.max_gpu_total_bytes = a.max_gpu_total_bytes.value_or(0);
-  c.enforce_eager = a.enforce_eager.value_or(false);
-  c.cuda_graph_max_bs = a.cuda_graph_max_bs.value_or(0);
-  c.cuda_graph_sizes = a.cuda_graph_sizes;
-  c.enable_prefix_caching = a.prefix_caching.value_or(DefaultPrefixCaching(c.engine));
-  if (c.engine == Engine::kLlamaCpp) {
-    c.n_parallel = a.max_num_seqs.value_or(1);
-    c.n_ctx = a.n_ctx.value_or(0);
-    c.n_ctx_from_model = a.n_ctx == uint64_t{0};  // ctx_size: 0, llama.cpp's "from the model"
-    c.n_ubatch = a.max_num_batched_tokens.value_or(0);
-    c.swa_full = a.swa_full.value_or(false);
-    c.flash_attn = a.flash_attn.value_or("auto");
-    c.kv_unified = a.kv_unified.value_or(false);
-    c.max_model_len = 0;
-    c.max_num_seqs = 0;
-    c.max_num_batched_tokens = 0;
-  }
-  return c;
-}
-
-namespace {
-
 // The checks of RunChecks, without the fixes.
 CheckReport CheckOnce(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfig& d) {
   CheckReport r;
@@ -531,114 +455,6 @@ CheckReport CheckOnce(const ModelSpec& m, const HardwareSpec& gpu, const DeployC
   r.capacity = std::move(cap);
   return r;
 }
-
-// Whether `name`'s item passes when `d` runs on `gpu`; a change the engine
-// refuses outright (an error while checking) does not pass.
-bool ItemPasses(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfig& d,
-                const std::string& name) {
-  try {
-    const CheckReport r = CheckOnce(m, gpu, d);
-    bool found = false;
-    for (const CheckItem& i : r.items) {
-      if (i.name != name) continue;
-      if (!i.pass) return false;
-      found = true;
-    }
-    return found;
-  } catch (const Error&) {
-    return false;
-  }
-}
-
-// The cache dtype that halves a 16-bit cache, as the engine names it.
-const char* Fp8CacheName(Engine e) {
-  switch (e) {
-    case Engine::kSglang:
-      return "fp8_e4m3";
-    case Engine::kLlamaCpp:
-      return "q8_0";
-    default:
-      return "fp8";
-  }
-}
-
-// The nearest changes that make the failed item `name` pass, each checked:
-// the largest max_model_len (binary search), an 8-bit cache, the largest
-// max_num_seqs below the current one, the smallest tp, and the catalog GPU
-// with the least memory, in that order.
-std::vector<std::string> NearestFixes(const ModelSpec& m, const HardwareSpec& gpu,
-                                      const DeployConfig& d, const CapacityResult& cap,
-                                      const std::string& name) {
-  std::vector<std::string> fixes;
-  const EngineConfig& c = cap.config;
-  const EngineArgs& a = d.args;
-  if (c.engine != Engine::kLlamaCpp && c.max_model_len > 1) {
-    DeployConfig t = d;
-    uint64_t lo = 0, hi = c.max_model_len - 1;  // the largest passing length is in [lo, hi]
-    while (lo < hi) {
-      const uint64_t mid = hi - (hi - lo) / 2;
-      t.args.max_model_len = mid;
-      if (ItemPasses(m, gpu, t, name)) {
-        lo = mid;
-      } else {
-        hi = mid - 1;
-      }
-    }
-    t.args.max_model_len = lo;
-    if (lo > 0 && ItemPasses(m, gpu, t, name)) {
-      fixes.push_back(fmt::format("{} {}", a.NameOf("max_model_len"), lo));
-    }
-  }
-  const std::string dtype = cap.kv_cache_dtype;
-  if (dtype.empty() || dtype == "fp16" || dtype == "bf16" || dtype == "fp32") {
-    DeployConfig t = d;
-    t.args.kv_cache_dtype = Fp8CacheName(c.engine);
-    if (ItemPasses(m, gpu, t, name)) {
-      fixes.push_back(fmt::format("{} {}", a.NameOf("kv_cache_dtype"), *t.args.kv_cache_dtype));
-    }
-  }
-  if (c.engine != Engine::kLlamaCpp && c.max_num_seqs > 1) {
-    DeployConfig t = d;
-    for (uint64_t seqs = c.max_num_seqs / 2; seqs >= 1; seqs /= 2) {
-      t.args.max_num_seqs = seqs;
-      if (ItemPasses(m, gpu, t, name)) {
-        fixes.push_back(fmt::format("{} {}", a.NameOf("max_num_seqs"), seqs));
-        break;
-      }
-    }
-  }
-  if (c.engine != Engine::kLlamaCpp) {
-    // The smallest tp that passes, a power of two up to 8 (or twice the
-    // current one): a smaller one where the heads do not divide.
-    DeployConfig t = d;
-    for (uint64_t tp = 1; tp <= std::max<uint64_t>(8, c.tp * 2) && tp <= 64; tp *= 2) {
-      if (tp == c.tp) continue;
-      t.args.tp = tp;
-      if (t.gpu_count != 0 && t.gpu_count < tp * c.pp * c.dp) t.gpu_count = 0;
-      if (ItemPasses(m, gpu, t, name)) {
-        fixes.push_back(
-            fmt::format("{} {} ({})", a.NameOf("tp"), tp, Plural(tp * c.pp * c.dp, "GPU")));
-        break;
-      }
-    }
-  }
-  std::vector<const HardwareSpec*> gpus;
-  for (const HardwareSpec& h : CatalogHardware()) {
-    if (h.name != gpu.name && h.memory_bytes > 0) gpus.push_back(&h);
-  }
-  std::stable_sort(gpus.begin(), gpus.end(), [](const HardwareSpec* x, const HardwareSpec* y) {
-    return x->memory_bytes < y->memory_bytes;
-  });
-  for (const HardwareSpec* h : gpus) {
-    if (ItemPasses(m, *h, d, name)) {
-      fixes.push_back("gpu " + h->name);
-      break;
-    }
-  }
-  return fixes;
-}
-
-}  // namespace
 
 CheckReport RunChecks(const ModelSpec& m, const HardwareSpec& gpu, const DeployConfig& d) {
   CheckReport r = CheckOnce(m, gpu, d);
