@@ -4,6 +4,7 @@
 // the document and the code cannot drift apart.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -133,6 +134,30 @@ TEST_CASE("architecture: the rule block is parsed as written") {
   CHECK(rules.at("a").empty());
   CHECK(rules.at("c") == std::set<std::string>{"a", "b"});
   CHECK(ReadLayerRules("no marker").empty());
+}
+
+}  // namespace kvplan::test
+
+namespace kvplan::test {
+
+TEST_CASE("architecture: no file under src/ over 500 lines unless docs/architecture.md names it") {
+  namespace fs = std::filesystem;
+  const std::string doc = ReadFile(SourcePath("docs/architecture.md"));
+  const size_t limits = doc.find("## Size limits");
+  REQUIRE(limits != std::string::npos);
+  const std::string table = doc.substr(limits, doc.find("\n## ", limits + 1) - limits);
+  std::vector<std::string> over;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(SourcePath("src"))) {
+    if (!e.is_regular_file()) continue;
+    const std::string text = ReadFile(e.path().string());
+    const size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+    const std::string name = fs::relative(e.path(), SourcePath("src")).generic_string();
+    // The table names an exception as `path` (a file) or `path`: `Function`.
+    if (lines > 500 && table.find("`" + name + "`") == std::string::npos) {
+      over.push_back(fmt::format("src/{}: {} lines", name, lines));
+    }
+  }
+  CHECK_MESSAGE(over.empty(), fmt::format("{}", fmt::join(over, "; ")));
 }
 
 }  // namespace kvplan::test
