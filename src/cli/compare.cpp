@@ -131,14 +131,10 @@ void Run(const CompareOptions& o) {
     for (const auto& point : grid) {
       DeployFlags f = o.deploy;
       std::string label = o.models.size() > 1 ? m.name : "";
-      std::string where;  // "--vary KEY=VALUE ..." for a value no column can take
+      std::string where;  // "--vary KEY=VALUE ...": the column, for an error that needs it
       for (const auto& [key, value] : point) {
         where += (where.empty() ? "--vary " : " ") + fmt::format("{}={}", key, value);
-        try {
-          f = WithVaryValue(f, key, value);
-        } catch (const Error& e) {
-          Fail("--vary {}={}: {}", key, value, e.what());
-        }
+        f = WithVaryValue(f, key, value);  // its errors name the key
         label += (label.empty() ? "" : " ") + fmt::format("{}={}", key, value);
       }
       try {
@@ -188,7 +184,9 @@ void SetupCompareCommand(CLI::App& app, int& exit_code) {
                   "One setting with several values, one column each: KEY=V1,V2,... where KEY is "
                   "kv-cache-dtype, tp, pp, gpu, engine, max-model-len, block-size, "
                   "gpu-memory-utilization, kv-cache-memory-bytes or vllm-version; several "
-                  "--vary make a grid (at most 64 columns)");
+                  "--vary make a grid (at most 64 columns)")
+      ->expected(1)
+      ->allow_extra_args(false));
   AddFormatOption(sub, o->format);
   sub->footer(R"(Examples:
   kvplan compare llama-3.1-70b --gpu h100-sxm -tp 4 --vary kv-cache-dtype=fp16,fp8
