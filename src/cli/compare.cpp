@@ -186,7 +186,8 @@ void SetupCompareCommand(CLI::App& app, int& exit_code) {
                   "gpu-memory-utilization, kv-cache-memory-bytes or vllm-version; several "
                   "--vary make a grid (at most 64 columns)")
       ->expected(1)
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   AddFormatOption(sub, o->format);
   sub->footer(R"(Examples:
   kvplan compare llama-3.1-70b --gpu h100-sxm -tp 4 --vary kv-cache-dtype=fp16,fp8
