@@ -175,7 +175,8 @@ std::string KeyOf(const std::string& engine, const std::string& flag) {
 
 // TensorRT-LLM's --extra_llm_api_options YAML: its LLM API keys that size the
 // cache, as engine.args keys ("kv_cache_config.free_gpu_memory_fraction" is
-// free_gpu_memory_fraction); the others named in `ignored`.
+// free_gpu_memory_fraction); the others named in `ignored` (the file is the
+// engine's: an option kvplan does not know is no typo of kvplan's).
 void ReadTrtllmOptions(const std::string& path, YAML::Node& args,
                        std::vector<std::string>& ignored) {
   const YAML::Node root = ParseYaml(ReadTextFile(path), path);
@@ -196,10 +197,10 @@ void ReadTrtllmOptions(const std::string& path, YAML::Node& args,
       }
     } else if (key == "tensor_parallel_size" || key == "pipeline_parallel_size") {
       args[key == "tensor_parallel_size" ? "tp_size" : "pp_size"] = it.second;
-    } else if (key == "max_batch_size" || key == "max_num_tokens" || key == "max_seq_len") {
-      args[key] = it.second;
+    } else if (IsEngineArgsKey("trtllm", key)) {
+      args[key] = it.second;  // read, or noted as TensorRT-LLM's own
     } else {
-      args[key] = it.second;  // the reader sorts it: noted, or a typo
+      ignored.push_back(key);  // an LLM API option kvplan does not know: named, not refused
     }
   }
 }

@@ -129,7 +129,8 @@ TEST_CASE("engine lines: TensorRT-LLM, from its docs") {
   const std::string opts = WriteFile(dir, "opts.yaml",
                                      "kv_cache_config:\n  free_gpu_memory_fraction: 0.8\n"
                                      "  enable_block_reuse: false\n  dtype: fp8\n"
-                                     "enable_attention_dp: true\n");
+                                     "enable_attention_dp: true\nprint_iter_log: true\n"
+                                     "some_new_option: 3\n");
   DeployConfig d = ParseEngineCommand(
       "trtllm-serve deepseek-ai/DeepSeek-V3 --tp_size 8 "
       "--extra_llm_api_options " +
@@ -138,6 +139,7 @@ TEST_CASE("engine lines: TensorRT-LLM, from its docs") {
   CHECK(d.args.prefix_caching == false);
   CHECK(d.args.kv_cache_dtype == std::string("fp8"));
   CHECK(d.unmodelled == std::vector<std::string>{"enable_attention_dp"});
+  CHECK(HasNote(d, "ignored (kvplan does not read them): some_new_option"));
 }
 
 TEST_CASE("engine lines: vLLM through the same door, its version from the image tag") {
