@@ -261,6 +261,15 @@ DeployConfig ParseOtherEngine(const std::vector<std::string>& w, size_t i,
       ignored.push_back(flag);
       continue;
     }
+    // llama.cpp's -ngl all (or -1, or 999 and more, as guides write it) puts
+    // every layer on the GPU: what kvplan models, so only named.
+    if (key == "n_gpu_layers" &&
+        (value == "all" || value == "-1" ||
+         (value.size() >= 3 && value.find_first_not_of("0123456789") == std::string::npos &&
+          std::stoull(value.substr(0, 9)) >= 999))) {
+      ignored.push_back(flag + " " + value);
+      continue;
+    }
     if (given.count(key)) {
       Fail("{}: {} sets the same setting as {}", kWhat, flag, given[key]);
     }

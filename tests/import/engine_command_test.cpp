@@ -93,6 +93,11 @@ TEST_CASE("engine lines: llama.cpp, from its docs and guides") {
   CHECK(c.model == "/models/7B/ggml-model-q4_0.gguf");
   CHECK(c.args.n_ctx == uint64_t{512});
   CHECK(c.unmodelled == std::vector<std::string>{"n_gpu_layers"});
+  // -ngl all (or 999) offloads every layer, as kvplan models it: only named.
+  CHECK(ParseEngineCommand("llama-server -m m.gguf -ngl 999").unmodelled.empty());
+  CHECK(ParseEngineCommand("llama-server -m m.gguf -ngl all").unmodelled.empty());
+  CHECK(ParseEngineCommand("llama-server -m m.gguf -ngl 20").unmodelled ==
+        std::vector<std::string>{"n_gpu_layers"});
   // The line: sequences, a quantized cache, flash attention.
   DeployConfig d =
       ParseEngineCommand("llama-server -m model.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on");
