@@ -168,7 +168,9 @@ std::string KeyOf(const std::string& engine, const std::string& flag) {
                                                                               : kTrtllm;
   auto it = aliases.find(flag);
   if (it != aliases.end()) return it->second;
-  std::string key = flag.substr(flag.find_first_not_of('-'));
+  const size_t start = flag.find_first_not_of('-');
+  if (start == std::string::npos) return "";  // "--" alone: no flag
+  std::string key = flag.substr(start);
   std::replace(key.begin(), key.end(), '-', '_');
   return key;
 }
@@ -228,6 +230,10 @@ DeployConfig ParseOtherEngine(const std::vector<std::string>& w, size_t i,
     const size_t eq = word.find('=');
     const std::string flag = word.substr(0, eq);
     const std::string key = KeyOf(engine, flag);
+    if (key.empty()) {
+      Fail("{}: '{}' names no flag ({} takes no positional arguments after it)", kWhat, flag,
+           engine);
+    }
     std::string value;
     bool has_value = eq != std::string::npos;
     if (has_value) value = word.substr(eq + 1);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli_runner.h"
+#include "import/engine_command.h"
 #include "import/hf_import.h"
 #include "spec/hardware_spec.h"
 #include "spec/model_reader.h"
@@ -153,4 +154,19 @@ TEST_CASE(
       "memory_bandwidth_gbps: 1\nsource: s\n",
       "ok.yaml");
   CHECK(ok.display_name == "a\xc3\xa9\tb");
+}
+
+TEST_CASE("fuzz regressions: engine launch lines") {
+  // A word of dashes alone ("--") once threw std::out_of_range from the key
+  // of a llama.cpp flag: now one clean Error.
+  std::vector<std::string> inputs = Inputs("engine_args");
+  CHECK(!inputs.empty());
+  for (const std::string& path : inputs) {
+    CAPTURE(path);
+    const std::string text = ReadFile(path);
+    ReadsOrRefusesCleanly([&] { (void)ParseEngineCommand(text); });
+  }
+  CHECK_THROWS_WITH(ParseEngineCommand("llama-server -m m.gguf -- -c 4"),
+                    "--engine-args: '--' names no flag (llama.cpp takes no positional arguments "
+                    "after it)");
 }
