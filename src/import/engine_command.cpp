@@ -392,13 +392,7 @@ DeployConfig ParseEngineCommand(std::string_view line, bool bare_is_vllm) {
   DeployConfig d;
   if (l.engine == "vllm") {
     // vLLM's own parser reads the whole line, launcher and image included.
-    std::string joined;
-    for (const std::string& word : w) {
-      std::string quoted = "'";
-      for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      joined += (joined.empty() ? "" : " ") + quoted + "'";
-    }
-    d = ParseVllmCommand(joined);
+    d = ParseVllmWords(w);
   } else {
     d = ParseOtherEngine(w, l.at, l.engine);
   }

@@ -234,7 +234,10 @@ void ApplyValue(const VllmFlag& flag, const std::string& name, const std::string
 }  // namespace
 
 DeployConfig ParseVllmCommand(std::string_view line) {
-  std::vector<std::string> w = ShellSplit(line);
+  return ParseVllmWords(ShellSplit(line));
+}
+
+DeployConfig ParseVllmWords(const std::vector<std::string>& w) {
   DeployConfig d;
   d.engine = "vllm";
   d.name = "vllm-args";

@@ -30,6 +30,10 @@ std::vector<std::string> ShellSplit(std::string_view line);
 /// args of a DeployConfig (engine "vllm"; hardware and requirements unset).
 DeployConfig ParseVllmCommand(std::string_view line);
 
+/// ParseVllmCommand of a line already split into words (a JSON argument
+/// list, or words split once for finding the engine).
+DeployConfig ParseVllmWords(const std::vector<std::string>& words);
+
 /// vLLM's CUDA-graph mode `mode` (any case: NONE, PIECEWISE, FULL,
 /// FULL_DECODE_ONLY, FULL_AND_PIECEWISE) upper-cased; Error "`what`: expected
 /// ..., got '...'" for anything else, as vLLM refuses it at startup.

@@ -8,7 +8,7 @@
 
 namespace kvplan {
 
-/// Today's date in UTC ("2026-12-05"): when a profile was measured.
+/// Today's date in UTC, as YYYY-MM-DD: when a profile was measured.
 std::string UtcDate();
 
 /// Writes `h` to `path` as a hardware profile YAML (docs/hardware-spec.md),
