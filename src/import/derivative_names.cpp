@@ -53,11 +53,10 @@ constexpr std::array<std::string_view, 7> kShapeSuffixes = {"-instruct", "-chat"
                                                             "-base",     "-pt",   "-gguf"};
 
 // Same geometry under another name: the config.json files match field for
-// field in every shape the cache and weights depend on.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kAliases = {{
-    {"llama-3.3-70b", "llama-3.1-70b"},
-    {"deepseek-r1", "deepseek-v3"},
-    {"deepseek-r1-0528", "deepseek-v3"},
+// field in every shape the cache and weights depend on. (Llama-3.3-70B and
+// DeepSeek-R1 are catalog models of their own.)
+constexpr std::array<std::pair<std::string_view, std::string_view>, 2> kAliases = {{
+    {"deepseek-r1-0528", "deepseek-r1"},
     {"deepseek-v3-0324", "deepseek-v3"},
 }};
 

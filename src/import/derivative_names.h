@@ -28,7 +28,7 @@ struct Derivative {
 /// The base key of a model name: the part after '/', lower case, with the
 /// tuning and quantization suffixes, a leading "meta-" and a trailing
 /// ".gguf" taken off, and the catalog's same-geometry aliases applied
-/// (Llama-3.3-70B -> llama-3.1-70b, DeepSeek-R1 -> deepseek-v3).
+/// (DeepSeek-R1-0528 -> deepseek-r1, DeepSeek-V3-0324 -> deepseek-v3).
 std::string DerivativeBaseKey(std::string_view name);
 
 /// The catalog base of `name` with the assumptions made; nullopt when the

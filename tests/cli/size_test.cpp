@@ -76,8 +76,8 @@ TEST_CASE("size: the published figures through the CLI") {
 
 TEST_CASE("size: bad input exits 2 with one line") {
   CheckError("size llama-3.2",
-             "kvplan: error: unknown model 'llama-3.2' (did you mean 'llama-3.1-8b', "
-             "'llama-3.1-70b', 'llama-3.1-405b'?); `kvplan models` lists the catalog");
+             "kvplan: error: unknown model 'llama-3.2' (did you mean 'llama-3.2-1b', "
+             "'llama-3.2-3b'?); `kvplan models` lists the catalog");
   CheckError(
       "size gpt2 --kv-cache-dtype q9",
       "kvplan: error: unknown cache dtype 'q9' (known: fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, "

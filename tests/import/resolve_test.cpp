@@ -73,8 +73,9 @@ TEST_CASE("derivative names map to their catalog base") {
   const Case cases[] = {
       {"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b", ""},
       {"Qwen/Qwen2.5-7B-Instruct", "qwen2.5-7b", ""},
-      {"meta-llama/Llama-3.3-70B-Instruct", "llama-3.1-70b", ""},
-      {"deepseek-ai/DeepSeek-R1", "deepseek-v3", ""},
+      {"meta-llama/Llama-3.3-70B", "llama-3.3-70b", ""},
+      {"unsloth/DeepSeek-R1-0528", "deepseek-r1", ""},
+      {"meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b", ""},
       {"Qwen/Qwen3-8B-FP8", "qwen3-8b", "fp8"},
       {"hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4", "llama-3.1-70b", "int4"},
       {"neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8-dynamic", "llama-3.1-8b", "fp8"},
