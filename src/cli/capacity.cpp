@@ -34,6 +34,8 @@ struct CapacityOptions {
   std::string cache_type_k, cache_type_v;  // -ctk, -ctv
   uint64_t dp = 1;
   std::string max_gpu_total_bytes;
+  std::string host_cache_size;
+  std::optional<uint64_t> num_gpu_blocks_override;
   std::optional<uint64_t> cuda_graph_max_bs;
   bool enable_prefix_caching = false;
   std::string concurrency;
@@ -87,6 +89,9 @@ EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
     c.kv_cache_dtype = k;
   }
   only(!o.max_gpu_total_bytes.empty(), Engine::kTrtllm, "--max-gpu-total-bytes");
+  only(!o.host_cache_size.empty(), Engine::kTrtllm, "--host-cache-size");
+  only(o.num_gpu_blocks_override.has_value(), Engine::kVllm, "--num-gpu-blocks-override");
+  c.num_gpu_blocks_override = o.num_gpu_blocks_override.value_or(0);
   if (o.n_parallel == uint64_t{0}) Fail("-np/--parallel: must be at least 1");
   c.n_parallel = o.n_parallel.value_or(0);
   c.n_ubatch = OptTokens(o.ubatch, "--ubatch-size");
@@ -112,6 +117,9 @@ EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
   c.dp = o.dp;
   if (!o.max_gpu_total_bytes.empty()) {
     c.max_gpu_total_bytes = ParseBytes(o.max_gpu_total_bytes, "--max-gpu-total-bytes");
+  }
+  if (!o.host_cache_size.empty()) {
+    c.host_cache_size = ParseBytes(o.host_cache_size, "--host-cache-size");
   }
   if (o.cuda_graph_max_bs == uint64_t{0}) {
     Fail("--cuda-graph-max-bs: must be at least 1 (--enforce-eager: no CUDA graphs)");
@@ -182,7 +190,12 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))
       ->capture_default_str();
   sub->add_option("--max-gpu-total-bytes", o->max_gpu_total_bytes,
-                  "TensorRT-LLM: cap on the KV pool");
+                  "TensorRT-LLM: the KV pool's bytes (replaces the memory fraction's estimate)");
+  sub->add_option("--host-cache-size", o->host_cache_size,
+                  "TensorRT-LLM: a secondary KV pool in host memory, e.g. 32GiB");
+  sub->add_option("--num-gpu-blocks-override", o->num_gpu_blocks_override,
+                  "vLLM: the number of KV blocks, whatever memory gives (for testing)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   sub->add_option("--cuda-graph-max-bs", o->cuda_graph_max_bs,
                   "Largest CUDA-graph batch (engine default; at most 65536)")
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 16));

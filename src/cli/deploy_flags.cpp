@@ -42,7 +42,8 @@ void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
                   "TensorRT-LLM: fraction of the memory free after loading (default 0.9)")
       ->check(DecimalNumber());
   sub->add_option("--max-model-len", f.max_model_len,
-                  "Tokens per request (default: the model's max context; 4k = 4000, 4K = 4096)");
+                  "Tokens per request (default: the model's max context; 4k = 4000, 4K = 4096; "
+                  "vLLM: auto or -1 fits it to the cache)");
   sub->add_option("--max-num-seqs", f.max_num_seqs,
                   "Scheduler's request limit, sequences per step (default: the engine's)");
   sub->add_option("--max-num-batched-tokens", f.max_num_batched_tokens,
@@ -109,7 +110,11 @@ EngineConfig ToEngineConfig(const DeployFlags& f) {
       Fail("{} must be in (0, 1], got {}", ff.flag, *ff.value);
     c.memory_fraction = *ff.value;
   }
-  if (!f.max_model_len.empty()) {
+  if (f.max_model_len == "auto" || f.max_model_len == "-1") {
+    if (c.engine != Engine::kVllm)
+      Fail("--max-model-len {}: the auto-fit is vLLM's (give a length)", f.max_model_len);
+    c.max_model_len_auto = true;
+  } else if (!f.max_model_len.empty()) {
     c.max_model_len = ParseContextTokens(f.max_model_len, "--max-model-len");
   }
   // An explicit 0 is an error, not the engine's default.

@@ -183,6 +183,9 @@ std::optional<uint64_t>* CountField(EngineArgs& a, const std::string& f) {
   if (f == "n_ctx") return &a.n_ctx;
   if (f == "kv_cache_memory_bytes") return &a.kv_cache_memory_bytes;
   if (f == "max_gpu_total_bytes") return &a.max_gpu_total_bytes;
+  if (f == "host_cache_size") return &a.host_cache_size;
+  if (f == "trtllm_max_tokens") return &a.trtllm_max_tokens;
+  if (f == "num_gpu_blocks_override") return &a.num_gpu_blocks_override;
   if (f == "cuda_graph_max_bs") return &a.cuda_graph_max_bs;
   return nullptr;
 }

@@ -19,6 +19,7 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
       {"enable_prefix_caching", "prefix_caching", ArgType::kBool},
       {"max_num_batched_tokens", "max_num_batched_tokens", ArgType::kTokens},
       {"kv_cache_memory_bytes", "kv_cache_memory_bytes", ArgType::kBytes},
+      {"num_gpu_blocks_override", "num_gpu_blocks_override", ArgType::kCount},
       {"enforce_eager", "enforce_eager", ArgType::kBool},
       {"max_cudagraph_capture_size", "cuda_graph_max_bs", ArgType::kCount},
       {"dtype", "weight_dtype", ArgType::kText},
@@ -52,6 +53,8 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
       {"enable_block_reuse", "prefix_caching", ArgType::kBool},
       {"max_num_tokens", "max_num_batched_tokens", ArgType::kTokens},
       {"max_gpu_total_bytes", "max_gpu_total_bytes", ArgType::kBytes},
+      {"host_cache_size", "host_cache_size", ArgType::kBytes},
+      {"max_tokens", "trtllm_max_tokens", ArgType::kCount},
       {"dtype", "weight_dtype", ArgType::kText},
   };
   static const std::vector<ArgKey> kLlamaCpp = {
@@ -72,10 +75,9 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
 
 const OtherKeys& OtherKeysFor(const std::string& engine) {
   static const OtherKeys kVllm = {
-      {"speculative_config", "cpu_offload_gb", "swap_space", "kv_transfer_config",
-       "num_gpu_blocks_override", "enable_lora", "max_loras", "max_lora_rank",
-       "limit_mm_per_prompt", "enable_expert_parallel", "kv_sharing_fast_prefill",
-       "disable_hybrid_kv_cache_manager", "calculate_kv_scales"},
+      {"speculative_config", "cpu_offload_gb", "swap_space", "kv_transfer_config", "enable_lora",
+       "max_loras", "max_lora_rank", "limit_mm_per_prompt", "enable_expert_parallel",
+       "kv_sharing_fast_prefill", "disable_hybrid_kv_cache_manager", "calculate_kv_scales"},
       {"served_model_name",
        "port",
        "host",
@@ -136,8 +138,7 @@ const OtherKeys& OtherKeysFor(const std::string& engine) {
        "download_dir",
        "model_impl"}};
   static const OtherKeys kTrtllm = {
-      {"enable_attention_dp", "speculative_config", "host_cache_size", "ep_size",
-       "moe_expert_parallel_size", "max_tokens"},
+      {"enable_attention_dp", "speculative_config", "ep_size", "moe_expert_parallel_size"},
       {"host", "port", "log_level", "trust_remote_code", "tokenizer", "backend",
        "num_postprocess_workers", "reasoning_parser", "cuda_graph_config", "print_iter_log",
        "disable_overlap_scheduler", "gpus_per_node", "cluster_size"}};

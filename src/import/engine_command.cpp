@@ -189,7 +189,7 @@ void ReadTrtllmOptions(const std::string& path, YAML::Node& args,
       for (const auto& kv : it.second) {
         const std::string k = kv.first.Scalar();
         if (k == "free_gpu_memory_fraction" || k == "enable_block_reuse" ||
-            k == "max_gpu_total_bytes") {
+            k == "max_gpu_total_bytes" || k == "host_cache_size" || k == "max_tokens") {
           args[k] = kv.second;
         } else if (k == "dtype") {
           args["kv_cache_dtype"] = kv.second;

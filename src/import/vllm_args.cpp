@@ -179,6 +179,11 @@ void ApplyValue(const VllmFlag& flag, const std::string& name, const std::string
       }
       break;
     case VllmFlagKind::kTokens: {
+      // -1 (or auto): vLLM fits max_model_len to the cache (_auto_fit_max_model_len).
+      if (field == "max_model_len" && (value == "-1" || value == "auto")) {
+        d.args.max_model_len_auto = true;
+        break;
+      }
       // vLLM's human_readable_int: 32K, 25.6k or a plain int, never 1.5K.
       uint64_t n = ParseHumanReadableInt(value, what);
       if (n == 0) Fail("{}: must be positive, got 0", what);
@@ -206,6 +211,8 @@ void ApplyValue(const VllmFlag& flag, const std::string& name, const std::string
         d.args.pp = n;
       else if (field == "dp")
         d.args.dp = n;
+      else if (field == "num_gpu_blocks_override")
+        d.args.num_gpu_blocks_override = n;
       else
         d.args.block_size = n;
       break;

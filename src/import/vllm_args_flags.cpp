@@ -32,6 +32,7 @@ const std::vector<VllmFlag>& VllmFlags() {
       {"--pipeline-parallel-size", "pp", VllmFlagKind::kCount},
       {"--data-parallel-size", "dp", VllmFlagKind::kCount},
       {"--block-size", "block_size", VllmFlagKind::kCount},
+      {"--num-gpu-blocks-override", "num_gpu_blocks_override", VllmFlagKind::kCount},
       {"--enable-prefix-caching", "prefix_caching", VllmFlagKind::kFlag},
       {"--no-enable-prefix-caching", "prefix_caching", VllmFlagKind::kNegFlag},
       {"--max-num-batched-tokens", "max_num_batched_tokens", VllmFlagKind::kTokens},
@@ -109,7 +110,6 @@ bool ChangesMemory(const std::string& name) {
                                        "--enable-eplb",
                                        "--num-redundant-experts",
                                        "--decode-context-parallel-size",
-                                       "--num-gpu-blocks-override",
                                        "--disable-sliding-window",
                                        "--disable-hybrid-kv-cache-manager"};
   return Listed(kFlags, name);

@@ -181,17 +181,28 @@ StageCapacity SizeStage(const CapacityResult& r, const StageInputs& in, uint64_t
     headroom = Headroom(r.usable_bytes, st.weights_bytes, reserve);
   }
   budget = headroom > 0 ? static_cast<uint64_t>(headroom) : 0;
-  if (c.engine == Engine::kTrtllm && c.max_gpu_total_bytes != 0)
-    budget = std::min(budget, c.max_gpu_total_bytes);
+  // TRT-LLM's max_gpu_total_bytes, when set, is the pool's size, above
+  // free_gpu_memory_fraction x free too (KvCacheCreator, test_resource_manager.py).
+  if (c.engine == Engine::kTrtllm && c.max_gpu_total_bytes != 0) budget = c.max_gpu_total_bytes;
   if (c.kv_cache_memory_bytes != 0) budget = c.kv_cache_memory_bytes;
   // SGLang's --max-total-tokens: at most what memory allows
   // (ModelRunner keeps the smaller of the two and warns).
   if (c.max_total_tokens != 0) {
     budget = std::min(budget, CheckedMul(c.max_total_tokens, st.bytes_per_token, "KV budget"));
   }
+  // TRT-LLM's max_tokens: the smaller of it and memory, for one attention
+  // window (with several it caps the windows instead: TrtllmClampWindows).
+  if (c.engine == Engine::kTrtllm && c.trtllm_max_tokens != 0 &&
+      TrtllmWindows(st.kv, c.max_model_len).size() <= 1) {
+    budget = std::min(budget, CheckedMul(c.trtllm_max_tokens, st.bytes_per_token, "KV budget"));
+  }
   st.headroom_bytes = headroom;
   st.kv_budget_bytes = budget;
   st.num_blocks = st.block_bytes != 0 ? budget / st.block_bytes : 0;
+  // vLLM --num-gpu-blocks-override replaces the count memory gives
+  // (kv_cache_utils.py, get_kv_cache_config_from_groups).
+  if (c.engine == Engine::kVllm && c.num_gpu_blocks_override != 0)
+    st.num_blocks = c.num_gpu_blocks_override;
   return st;
 }
 
@@ -328,23 +339,10 @@ void LintGraphHeadroom(CapacityResult& r, const EngineConfig& c) {
 
 }  // namespace
 
-std::optional<uint64_t> CapacityResult::RunningCap() const {
-  if (config.engine == Engine::kLlamaCpp || config.max_num_seqs == 0) return std::nullopt;
-  return config.max_num_seqs;
-}
-
-uint64_t CapacityResult::RunningAtOnce(uint64_t requests) const {
-  const std::optional<uint64_t> limit = RunningCap();
-  return limit ? std::min(requests, *limit) : requests;
-}
-
-bool CapacityResult::HasError() const {
-  return std::any_of(lints.begin(), lints.end(),
-                     [](const Lint& l) { return l.severity == Severity::kError; });
-}
-
 CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu,
                                const EngineConfig& config) {
+  if (config.engine == Engine::kVllm && config.max_model_len_auto)
+    return AutoFitMaxModelLen(m, gpu, config);
   CapacityResult r;
   EngineConfig c = ResolveEngineConfig(m, gpu, config);
   StartResult(r, m, gpu, c);
@@ -388,6 +386,12 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu,
   r.block_bytes = t.block_bytes;
   r.group_size = t.group_size;
   r.num_blocks = min_blocks;
+  // TRT-LLM's secondary pool: host memory that offloaded blocks move to
+  // (KvCacheConfig.host_cache_size); it adds no GPU blocks.
+  if (c.engine == Engine::kTrtllm) {
+    r.host_bytes = c.host_cache_size;
+    ClampTrtllmWindows(r, t, c);
+  }
 
   // An explicit vLLM budget skips the estimate; SGLang's token count is
   // capped by memory (above), so weights that do not fit still stop it.
@@ -419,73 +423,6 @@ std::string EngineLabel(const EngineConfig& c) {
                         *c.vllm_graph_profiling ? 1 : 0);
   }
   return label;
-}
-
-uint64_t CapacityResult::RequestBytes(uint64_t tokens) const {
-  if (stages.empty()) return 0;
-  const KvCost& kv = stages[tightest_stage].kv;
-  if (config.engine != Engine::kLlamaCpp) return PagedRequestBytes(kv, tokens, config);
-  // A sequence's share of what -np n_parallel sequences of `tokens` allocate:
-  // the window cells are shared, so charging each request all of them would
-  // count them n_parallel times.
-  const uint64_t seqs = config.n_parallel;
-  return CeilDiv(SeqsAllocBytes(kv, config, tokens, seqs), seqs);
-}
-
-uint64_t CapacityResult::BlocksForRequest(uint64_t tokens) const {
-  if (stages.empty() || block_bytes == 0) return 0;
-  if (!kv_cache_groups.empty()) {
-    // get_max_concurrency_for_kv_cache_config: a request holds blocks in every
-    // group, and a block of any group is the same block_bytes, so they add up.
-    uint64_t blocks = 0;
-    for (const KvCacheGroup& g : kv_cache_groups) {
-      blocks = CheckedAdd(blocks, VllmGroupBlocks(g, tokens, config.max_num_batched_tokens),
-                          "blocks per request");
-    }
-    return blocks;
-  }
-  return CeilDiv(RequestBytes(tokens), block_bytes);
-}
-
-bool CapacityResult::FitsAtConcurrency(uint64_t tokens, uint64_t concurrency) const {
-  if (stages.empty()) return false;
-  try {
-    if (config.engine == Engine::kLlamaCpp) {
-      // Run as -np concurrency -c tokens*concurrency: the budget (weights and
-      // compute buffer already out) must hold everything that allocates.
-      return SeqsAllocBytes(stages[tightest_stage].kv, config, tokens, concurrency) <=
-             kv_budget_bytes;
-    }
-    if (num_blocks == 0) return false;
-    return CheckedMul(BlocksForRequest(tokens), concurrency) <= num_blocks;
-  } catch (const Error&) {
-    return false;  // overflowed: certainly more than the cache
-  }
-}
-
-bool StopsEngineAtStartup(const Lint& lint, Engine engine) {
-  if (lint.severity == Severity::kError) return true;
-  return (lint.code == "max-model-len-fits" || lint.code == "kv-fits") &&
-         (engine == Engine::kVllm || engine == Engine::kLlamaCpp);
-}
-
-bool EngineRefusesToStart(const CapacityResult& capacity) {
-  return std::any_of(capacity.lints.begin(), capacity.lints.end(), [&](const Lint& l) {
-    return StopsEngineAtStartup(l, capacity.config.engine);
-  });
-}
-
-uint64_t MaxModelLenAtConcurrency(const CapacityResult& r, uint64_t concurrency) {
-  if (concurrency == 0) return 0;
-  uint64_t lo = 0, hi = r.model_max_context;
-  while (lo < hi) {
-    uint64_t mid = hi - (hi - lo) / 2;
-    if (r.FitsAtConcurrency(mid, concurrency))
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
 }
 
 }  // namespace kvplan

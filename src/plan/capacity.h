@@ -41,6 +41,8 @@ struct EngineConfig {
 
   uint64_t max_model_len = 0;           // tokens per request; 0: the model's max_context
                                         // (llama.cpp: n_ctx / n_parallel)
+  bool max_model_len_auto = false;      // vLLM --max-model-len -1 (or auto): the model's
+                                        // max_context, or the longest the cache holds
   uint64_t max_num_seqs = 0;            // 0: engine default (vLLM 256 or 1024, TRT-LLM 2048;
                                         // SGLang: its request pool, set once the cache is sized)
   uint64_t max_num_batched_tokens = 0;  // tokens in one forward pass; 0: engine default
@@ -64,7 +66,10 @@ struct EngineConfig {
 
   uint64_t kv_cache_memory_bytes = 0;     // explicit KV budget per GPU (vLLM); 0: estimate
   uint64_t max_total_tokens = 0;          // SGLang --max-total-tokens; 0: from memory
-  uint64_t max_gpu_total_bytes = 0;       // TRT-LLM cap on the KV pool; 0: none
+  uint64_t max_gpu_total_bytes = 0;       // TRT-LLM: the KV pool's bytes when set; 0: estimate
+  uint64_t host_cache_size = 0;           // TRT-LLM: a secondary KV pool in host memory, bytes
+  uint64_t num_gpu_blocks_override = 0;   // vLLM --num-gpu-blocks-override; 0: from memory
+  uint64_t trtllm_max_tokens = 0;         // TRT-LLM kv_cache_config.max_tokens; 0: none
   std::optional<uint64_t> reserve_bytes;  // --reserve: activation/overhead bytes per GPU
 
   bool enforce_eager = false;      // no CUDA graphs (vLLM --enforce-eager,
@@ -144,6 +149,14 @@ struct KvCacheGroup {
   size_t type = 0;               // which layer spec: the groups of one spec are adjacent
 };
 
+/// TensorRT-LLM: the layers that attend over one window (tokens), and one
+/// token's bytes across them.
+struct TrtllmWindow {
+  uint64_t window = 0;
+  uint64_t layers = 0;
+  uint64_t token_bytes = 0;
+};
+
 /// One pipeline stage (all of the model when pp = 1), on one GPU of it.
 struct StageCapacity {
   uint64_t stage = 0;
@@ -192,6 +205,10 @@ struct CapacityResult {
   uint64_t max_tokens = 0;       // tokens the cache holds (the engine's "KV cache size";
                                  // vLLM hybrid: num_blocks / groups x block_size)
   uint64_t kv_used_bytes = 0;    // num_blocks * block_bytes (what is really allocated)
+  uint64_t host_bytes = 0;       // TRT-LLM: the secondary pool in host memory (host_cache_size)
+  // TRT-LLM with more than one attention window: each window and its layers
+  // after adjust_window_sizes_for_vswa (shrunk when one sequence does not fit).
+  std::vector<TrtllmWindow> trtllm_windows;
 
   // Requests of max_model_len tokens.
   uint64_t max_model_len = 0;
@@ -233,6 +250,12 @@ struct CapacityResult {
 
   /// True when some lint is an error.
   bool HasError() const;
+  /// The blocks requests can hold: vLLM's block pool keeps block 0 back as
+  /// its null block (vllm/v1/core/block_pool.py), every other engine none.
+  uint64_t UsableBlocks() const;
+  /// The blocks the engine plans requests against: vLLM from 0.29 leaves out
+  /// the null block in its startup check and estimate; before, every block.
+  uint64_t PlannedBlocks() const;
   /// The scheduler's limit on requests running at once: config.max_num_seqs
   /// (vLLM max_num_seqs, SGLang max_running_requests, TRT-LLM
   /// max_batch_size). None for llama.cpp, whose -np sequences are what the

@@ -56,6 +56,23 @@ uint64_t SeqsAllocBytes(const KvCost& kv, const EngineConfig& c, uint64_t tokens
 void CountLlamaCppCells(CapacityResult& r, const StageCapacity& t, const EngineConfig& c,
                         const CacheDtype& dtype);
 
+// --- TensorRT-LLM's variable sliding windows (capacity_trtllm.cpp) ---
+
+/// The layers of each attention window, ascending, their bytes per token
+/// summed: sliding and chunked layers at min(window, max_seq_len), the
+/// others at max_seq_len.
+std::vector<TrtllmWindow> TrtllmWindows(const KvCost& kv, uint64_t max_seq_len);
+
+/// adjust_window_sizes_for_vswa: the windows unchanged when one sequence at
+/// every window fits in `pool_bytes`, else shrunk in ascending order to what
+/// the pool (and max_tokens, 0: none) holds, windows that end equal merged.
+std::vector<TrtllmWindow> TrtllmClampWindows(const std::vector<TrtllmWindow>& windows,
+                                             uint64_t pool_bytes, uint64_t max_tokens);
+
+/// TensorRT-LLM with several attention windows: fills r.trtllm_windows from
+/// the tightest stage `t`, and warns where the windows are shrunk.
+void ClampTrtllmWindows(CapacityResult& r, const StageCapacity& t, const EngineConfig& c);
+
 // --- vLLM's KV-cache groups for hybrid models (capacity_vllm.cpp) ---
 
 /// vLLM's KV-cache layout for a model whose layers are of more than one kind.
@@ -74,6 +91,11 @@ VllmLayout VllmKvCacheGroups(const ModelSpec& m, const KvCost& kv, const EngineC
 /// Layers per KV-cache group on the stage [first, first + n): the most that
 /// any group has there (vLLM pads the others up to it).
 uint64_t StageGroupSize(const std::vector<KvCacheGroup>& groups, uint64_t first, uint64_t n);
+
+/// vLLM's auto-fit (--max-model-len -1): ComputeCapacity at the model's
+/// max_context, or at the longest request the cache holds.
+CapacityResult AutoFitMaxModelLen(const ModelSpec& m, const HardwareSpec& gpu,
+                                  const EngineConfig& config);
 
 /// Blocks one request of `n` tokens holds in one vLLM KV-cache group
 /// (kv_cache_interface.py, max_memory_usage_bytes / page_size_bytes).

@@ -40,14 +40,15 @@ uint64_t HeldTokens(const GroupCost& g, uint64_t n, const EngineConfig& c) {
   return full;
 }
 
-/// vLLM's estimate: the longest request whose blocks fit in the cache.
-/// (With VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 past the model's own limit.)
+/// vLLM's estimate: the longest request whose blocks fit in the cache, the
+/// null block left out from 0.29. (With VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 past
+/// the model's own limit.)
 uint64_t LargestMaxModelLen(const CapacityResult& r, const ModelSpec& m, const EngineConfig& c) {
   uint64_t lo = 0, hi = c.allow_long_max_model_len ? std::max(m.max_context, c.max_model_len)
                                                    : m.max_context;
   while (lo < hi) {
     uint64_t mid = hi - (hi - lo) / 2;
-    if (r.BlocksForRequest(mid) <= r.num_blocks)
+    if (r.BlocksForRequest(mid) <= r.PlannedBlocks())
       lo = mid;
     else
       hi = mid - 1;
@@ -86,7 +87,9 @@ void CountPagedBlocks(CapacityResult& r, const StageCapacity& t, const ModelSpec
   r.max_concurrency = r.blocks_per_request ? static_cast<double>(r.num_blocks) /
                                                  static_cast<double>(r.blocks_per_request)
                                            : 0;
-  r.max_requests = r.blocks_per_request ? r.num_blocks / r.blocks_per_request : 0;
+  // vLLM's "Maximum concurrency" divides every block; the requests that fit
+  // (its startup check from 0.29) leave the null block out.
+  r.max_requests = r.blocks_per_request ? r.PlannedBlocks() / r.blocks_per_request : 0;
   r.fits = r.max_requests >= 1;
   if (t.kv.per_token_bytes == 0 && t.kv.fixed_bytes != 0) {
     // Attention-free: a slot holds a request of any length, so the cache

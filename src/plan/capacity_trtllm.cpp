@@ -74,7 +74,6 @@ std::vector<TrtllmWindow> TrtllmClampWindows(const std::vector<TrtllmWindow>& wi
   return v;
 }
 
-
 /// TensorRT-LLM with several attention windows: the windows it keeps, and a
 /// warning where it shrinks them to fit one sequence in the pool.
 void ClampTrtllmWindows(CapacityResult& r, const StageCapacity& t, const EngineConfig& c) {

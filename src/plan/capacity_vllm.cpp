@@ -1,8 +1,8 @@
 // vLLM's KV-cache groups for hybrid models (layers of more than one kind:
 // full + sliding, attention + Mamba): how vLLM sorts the layers into groups
 // of one page size, raises the block for Mamba states, and how many blocks
-// one request holds in each group. The common flow (capacity.cpp) uses it
-// for vLLM only; every other engine spans all layers with one block.
+// one request holds in each group; and vLLM's auto-fit of max_model_len. The common flow
+// (capacity.cpp) uses it for vLLM only; every other engine spans all layers with one block.
 #include <algorithm>
 #include <utility>
 
@@ -86,7 +86,8 @@ VllmLayout VllmKvCacheGroups(const ModelSpec& m, const KvCost& kv, const EngineC
   out.state_page_bytes = attn_token_bytes != 0 ? state_page : 0;
 
   // unify_kv_cache_spec_page_size: smaller attention pages take a larger block
-  // (a whole multiple of theirs); a state page is padded to the attention page.
+  // (a whole multiple of theirs), or from 0.24 are padded when none is; a
+  // state page is padded to the attention page.
   auto page = [&](const Type& t) {
     if (t.kind != LayerKind::kState) return CheckedMul(bs, t.token_bytes, "page bytes");
     return attn_token_bytes != 0 ? CheckedMul(bs, attn_token_bytes, "page bytes") : t.state_bytes;
@@ -106,7 +107,11 @@ VllmLayout VllmKvCacheGroups(const ModelSpec& m, const KvCost& kv, const EngineC
   for (size_t ti = 0; ti < types.size(); ++ti) {
     const Type& t = types[ti];
     const uint64_t p = page(t);
-    if (max_page % p != 0 || (t.kind == LayerKind::kState && p != max_page)) {
+    // From 0.24 an attention page that is no whole fraction of the largest is
+    // padded to it, its block unchanged (page_size_padded); MLA pages are not.
+    const bool padded = max_page % p != 0 && c.vllm_version >= kVllmPagePadding &&
+                        t.kind != LayerKind::kState && t.kind != LayerKind::kMla;
+    if ((max_page % p != 0 && !padded) || (t.kind == LayerKind::kState && p != max_page)) {
       out.error = fmt::format(
           "vLLM cannot unify the page sizes of {}'s layers ({} B is not a whole fraction of {} "
           "B) and refuses to start",
@@ -118,7 +123,9 @@ VllmLayout VllmKvCacheGroups(const ModelSpec& m, const KvCost& kv, const EngineC
     g.window = t.window;
     g.type = ti;
     // A state group has one block a request; vLLM sets its block to max_model_len.
-    g.block_size = t.kind == LayerKind::kState ? c.max_model_len : bs * (max_page / p);
+    g.block_size = t.kind == LayerKind::kState ? c.max_model_len
+                   : padded                    ? bs
+                                               : bs * (max_page / p);
     // Layer i of the type goes to group i mod n, so that pipeline stages
     // share their layers evenly among the groups.
     const uint64_t n = CeilDiv(t.layers.size(), group_size);
@@ -160,6 +167,33 @@ uint64_t VllmGroupBlocks(const KvCacheGroup& g, uint64_t n, uint64_t batched) {
       break;
   }
   return CeilDiv(n, bs);
+}
+
+/// vLLM's auto-fit (--max-model-len -1, _auto_fit_max_model_len): the
+/// model's max_context when one request of it fits, else the longest that
+/// does (the null block left out from 0.29); none fitting is vLLM's
+/// "Cannot auto-fit max_model_len" error.
+CapacityResult AutoFitMaxModelLen(const ModelSpec& m, const HardwareSpec& gpu,
+                                  const EngineConfig& config) {
+  EngineConfig c = config;
+  c.max_model_len_auto = false;
+  c.max_model_len = 0;
+  CapacityResult r = ComputeCapacity(m, gpu, c);
+  if (!r.fits && !r.HasError() && r.largest_max_model_len != 0) {
+    const uint64_t derived = r.max_model_len;
+    c.max_model_len = r.largest_max_model_len;
+    r = ComputeCapacity(m, gpu, c);
+    AddLint(r, Severity::kWarning, "max-model-len-auto-fit",
+            fmt::format("vLLM's auto-fit lowers max_model_len from {} to {}, the longest request "
+                        "the KV cache holds",
+                        WithCommas(derived), WithCommas(r.max_model_len)));
+  } else if (!r.fits && !r.HasError()) {
+    AddLint(r, Severity::kError, "max-model-len-auto-fit",
+            "vLLM cannot auto-fit max_model_len: the KV cache holds no request of even one "
+            "token");
+  }
+  r.config.max_model_len_auto = true;
+  return r;
 }
 
 }  // namespace kvplan

@@ -63,6 +63,10 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   c.kv_cache_memory_bytes = a.kv_cache_memory_bytes.value_or(0);
   c.max_total_tokens = a.max_total_tokens.value_or(0);
   c.max_gpu_total_bytes = a.max_gpu_total_bytes.value_or(0);
+  c.host_cache_size = a.host_cache_size.value_or(0);
+  c.trtllm_max_tokens = a.trtllm_max_tokens.value_or(0);
+  c.num_gpu_blocks_override = a.num_gpu_blocks_override.value_or(0);
+  c.max_model_len_auto = a.max_model_len_auto;
   c.enforce_eager = a.enforce_eager.value_or(false);
   c.cuda_graph_max_bs = a.cuda_graph_max_bs.value_or(0);
   c.cuda_graph_sizes = a.cuda_graph_sizes;

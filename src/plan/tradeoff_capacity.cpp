@@ -16,7 +16,7 @@ uint64_t TradeoffContextCap(const ModelSpec& m, const CapacityResult& cap,
 TradeoffInput TradeoffInputFor(const ModelSpec& m, const CapacityResult& cap,
                                bool max_model_len_given) {
   TradeoffInput in;
-  in.num_blocks = cap.num_blocks;
+  in.num_blocks = cap.PlannedBlocks();  // vLLM from 0.29: the null block left out
   in.block_size = cap.block_size;
   in.max_context = TradeoffContextCap(m, cap, max_model_len_given);
   in.blocks_for_request = [&cap](uint64_t n) { return cap.BlocksForRequest(n); };

@@ -173,8 +173,20 @@ std::string KvCacheTable(const CapacityResult& r, std::optional<uint64_t> concur
                               c.block_size == 1 ? "" : "s", WithCommas(r.page_bytes), r.group_size,
                               WithCommas(r.block_bytes))});
   }
-  k.AddRow({"blocks", WithCommas(r.num_blocks)});
+  k.AddRow({"blocks", r.UsableBlocks() == r.num_blocks
+                          ? WithCommas(r.num_blocks)
+                          : fmt::format("{} (block 0 is vLLM's null block: {} usable)",
+                                        WithCommas(r.num_blocks), WithCommas(r.UsableBlocks()))});
   k.AddRow({"tokens in cache", WithCommas(r.max_tokens)});
+  if (!r.trtllm_windows.empty()) {
+    std::string windows;
+    for (const TrtllmWindow& w : r.trtllm_windows) {
+      windows += fmt::format("{}{} tokens on {}", windows.empty() ? "" : ", ", WithCommas(w.window),
+                             Plural(w.layers, "layer"));
+    }
+    k.AddRow({"attention windows (TensorRT-LLM)", windows});
+  }
+  if (r.host_bytes != 0) k.AddRow({"host cache (secondary pool)", FormatBoth(r.host_bytes)});
   // vLLM's groups: the blocks a request holds cost more than its own bytes
   // (padding layers, a sliding group's prefill chunk), and concurrency counts them.
   k.AddRow({"one request of max_model_len",
@@ -314,7 +326,22 @@ Json CapacityJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRes
     j.Set("page_bytes", r.page_bytes);
   }
   j.Set("num_blocks", r.num_blocks);
+  // vLLM: every block but the null block; from 0.29 what requests are planned against.
+  j.Set("usable_blocks", r.UsableBlocks());
   j.Set("max_tokens", r.max_tokens);
+  if (r.config.engine == Engine::kTrtllm) {
+    j.Set("host_cache_bytes", r.host_bytes);
+    if (!r.trtllm_windows.empty()) {
+      Json windows = Json::MakeArray();
+      for (const TrtllmWindow& w : r.trtllm_windows) {
+        Json o = Json::MakeObject();
+        o.Set("window", w.window);
+        o.Set("layers", w.layers);
+        windows.Push(std::move(o));
+      }
+      j.Set("attention_windows", std::move(windows));
+    }
+  }
   j.Set("request_bytes", r.request_bytes);
   j.Set("request_block_bytes",
         CheckedMul(r.blocks_per_request, r.block_bytes, "request block bytes"));

@@ -28,24 +28,28 @@ struct EngineArgs {
                                               // free_gpu_memory_fraction
   std::optional<std::string> kv_cache_dtype;  // cache_type_k for llama.cpp
   std::optional<uint64_t> tp, pp, dp;
-  std::optional<uint64_t> block_size;              // block_size, page_size, tokens_per_block
-  std::optional<bool> prefix_caching;              // enable_prefix_caching, !disable_radix_cache,
-                                                   // enable_block_reuse
-  std::optional<uint64_t> max_num_batched_tokens;  // chunked_prefill_size, max_num_tokens, ubatch
-  std::optional<uint64_t> kv_cache_memory_bytes;   // vLLM explicit budget
-  std::optional<uint64_t> max_total_tokens;        // SGLang
-  std::optional<uint64_t> max_gpu_total_bytes;     // TRT-LLM
-  std::optional<bool> enforce_eager;               // enforce_eager, disable_cuda_graph
-  std::optional<uint64_t> cuda_graph_max_bs;       // vLLM max_cudagraph_capture_size (or the
-                                                   // largest cudagraph_capture_sizes), SGLang
-                                                   // cuda_graph_max_bs
-  std::vector<uint64_t> cuda_graph_sizes;          // vLLM cudagraph_capture_sizes as listed
-  std::optional<std::string> weight_dtype;         // dtype (vLLM: of the model and activations)
-  std::optional<std::string> quantization;         // vLLM/SGLang quantization: of the weights
-  std::optional<uint64_t> n_ctx;                   // llama.cpp ctx_size (all sequences)
-  std::optional<bool> swa_full;                    // llama.cpp
-  std::optional<std::string> flash_attn;           // llama.cpp -fa: on, off or auto
-  std::optional<bool> kv_unified;                  // llama.cpp --kv-unified
+  std::optional<uint64_t> block_size;               // block_size, page_size, tokens_per_block
+  std::optional<bool> prefix_caching;               // enable_prefix_caching, !disable_radix_cache,
+                                                    // enable_block_reuse
+  std::optional<uint64_t> max_num_batched_tokens;   // chunked_prefill_size, max_num_tokens, ubatch
+  std::optional<uint64_t> kv_cache_memory_bytes;    // vLLM explicit budget
+  std::optional<uint64_t> max_total_tokens;         // SGLang
+  std::optional<uint64_t> max_gpu_total_bytes;      // TRT-LLM
+  std::optional<uint64_t> host_cache_size;          // TRT-LLM secondary (host) pool
+  std::optional<uint64_t> trtllm_max_tokens;        // TRT-LLM kv_cache_config.max_tokens
+  std::optional<uint64_t> num_gpu_blocks_override;  // vLLM
+  bool max_model_len_auto = false;                  // vLLM --max-model-len -1 / auto
+  std::optional<bool> enforce_eager;                // enforce_eager, disable_cuda_graph
+  std::optional<uint64_t> cuda_graph_max_bs;        // vLLM max_cudagraph_capture_size (or the
+                                                    // largest cudagraph_capture_sizes), SGLang
+                                                    // cuda_graph_max_bs
+  std::vector<uint64_t> cuda_graph_sizes;           // vLLM cudagraph_capture_sizes as listed
+  std::optional<std::string> weight_dtype;          // dtype (vLLM: of the model and activations)
+  std::optional<std::string> quantization;          // vLLM/SGLang quantization: of the weights
+  std::optional<uint64_t> n_ctx;                    // llama.cpp ctx_size (all sequences)
+  std::optional<bool> swa_full;                     // llama.cpp
+  std::optional<std::string> flash_attn;            // llama.cpp -fa: on, off or auto
+  std::optional<bool> kv_unified;                   // llama.cpp --kv-unified
 
   std::map<std::string, std::string> names;  // field -> the engine's own key
   std::map<std::string, SourcePos> pos;      // field -> where it was set

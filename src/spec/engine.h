@@ -32,6 +32,15 @@ inline constexpr uint64_t kVllmCurrent = UINT64_MAX;
 /// after the cache was sized and the default was 0.9.
 inline constexpr uint64_t kVllmGraphProfiling = 21;
 
+/// From vLLM 0.24 a KV-cache page that does not divide the largest page is
+/// padded to it (PR #45181); before, vLLM refused to start.
+inline constexpr uint64_t kVllmPagePadding = 24;
+
+/// From vLLM 0.29 the startup fit check, its max_model_len estimate and the
+/// auto-fit plan against the blocks left after the block pool's null block
+/// (PR #47272); before, against every block.
+inline constexpr uint64_t kVllmNullBlockChecked = 29;
+
 /// A vLLM version as vLLM prints it: "0.20", "0.20.1", "v0.21.0rc1", or
 /// "latest" (kVllmCurrent). Throws Error naming `what` otherwise.
 uint64_t ParseVllmVersion(std::string_view text, std::string_view what);

@@ -30,7 +30,8 @@ TEST_CASE("capacity: exit 1 when the engine would refuse to start, its words kep
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("ValueError: To serve at least one request with the models's max seq len "
                    "(131072)") != std::string::npos);
-  CHECK(r.out.find("the estimated maximum model length is 40080.") != std::string::npos);
+  // 2,505 blocks; vLLM from 0.29 estimates over the 2,504 beside its null block.
+  CHECK(r.out.find("the estimated maximum model length is 40064.") != std::string::npos);
   auto j = RunKvplan(args + " --format json");
   CHECK(j.exit_code == 1);
   CHECK(j.out.find("\"engine_starts\": false") != std::string::npos);
@@ -69,7 +70,9 @@ TEST_CASE("capacity: JSON keys and the max model len at a concurrency") {
   for (const char* key :
        {"\"kv_budget_bytes\": 17179869184", "\"weights_bytes\": 16060522496",
         "\"max_tokens\": 131072", "\"max_concurrency\": 16", "\"bytes_per_token\": 131072",
-        "\"max_model_len_at_concurrency\": 32768", "\"num_blocks\": 8192"}) {
+        // 4 x 32K would take all 8,192 blocks; vLLM keeps its null block back.
+        "\"max_model_len_at_concurrency\": 32752", "\"num_blocks\": 8192",
+        "\"usable_blocks\": 8191"}) {
     CAPTURE(key);
     CHECK(r.out.find(key) != std::string::npos);
   }
@@ -287,6 +290,39 @@ TEST_CASE("capacity: bad input is one exact line and exit 2") {
   ExpectError("capacity llama-3.1-8b --gpu h100-sxm --max-model-len 1M",
               "max_model_len 1048576 is more than llama-3.1-8b's max_context 131072 (vLLM refuses "
               "this without VLLM_ALLOW_LONG_MAX_MODEL_LEN)");
+}
+
+TEST_CASE("capacity: the engines' own pool knobs") {
+  // vLLM's --num-gpu-blocks-override: the blocks, whatever memory gives; its
+  // null block shown; --max-model-len auto fits the length to the cache.
+  auto o = RunKvplan(
+      "capacity llama-3.1-8b --gpu h100-sxm --num-gpu-blocks-override 100 --max-model-len 1584");
+  CHECK(o.exit_code == 0);
+  CHECK(o.out.find("100 (block 0 is vLLM's null block: 99 usable)") != std::string::npos);
+  auto a = RunKvplan("capacity llama-3.1-8b --gpu rtx-3090 --max-model-len auto --format json");
+  CHECK(a.exit_code == 0);
+  CHECK(a.out.find("\"max_model_len\": 40064") != std::string::npos);
+  CHECK(a.out.find("max-model-len-auto-fit") != std::string::npos);
+  // TensorRT-LLM: a host pool, and the windows kept when one sequence does not fit.
+  auto t = RunKvplan(
+      "capacity gemma-2-9b --gpu l4 --engine trtllm --host-cache-size 32GiB --max-model-len 8K");
+  CHECK(t.exit_code == 0);
+  CHECK(t.out.find("host cache (secondary pool)       32.00 GiB (34.36 GB)") != std::string::npos);
+  CHECK(t.out.find("attention windows (TensorRT-LLM)  4,096 tokens on 21 layers, 5,771 tokens on "
+                   "21 layers") != std::string::npos);
+  CHECK(t.out.find("TensorRT-LLM shrinks the attention windows to: 4,096 on 21 layers, 5,771 on "
+                   "21 layers") != std::string::npos);
+  // 1,600 tokens take all 100 blocks, one of them the null block: vLLM refuses.
+  CHECK(RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --num-gpu-blocks-override 100 "
+                  "--max-model-len 1600")
+            .exit_code == 1);
+  // Each knob is its engine's.
+  ExpectError("capacity llama-3.1-8b --gpu h100-sxm --host-cache-size 1GiB",
+              "--host-cache-size is trtllm's flag, not vllm's (or use --engine trtllm)");
+  ExpectError("capacity llama-3.1-8b --gpu h100-sxm --engine sglang --num-gpu-blocks-override 9",
+              "--num-gpu-blocks-override is vllm's flag, not sglang's (or use --engine vllm)");
+  ExpectError("capacity llama-3.1-8b --gpu h100-sxm --engine sglang --max-model-len auto",
+              "--max-model-len auto: the auto-fit is vLLM's (give a length)");
 }
 
 TEST_CASE("gpus: the catalog, one device, json") {

@@ -210,7 +210,7 @@ TEST_CASE(
         CapacityResult cap = ComputeCapacity(m, hw, c);
         if (cap.HasError()) continue;
         TradeoffInput in;
-        in.num_blocks = cap.num_blocks;
+        in.num_blocks = cap.PlannedBlocks();
         in.block_size = cap.block_size;
         in.max_context = cap.max_model_len;
         in.blocks_for_request = [&cap](uint64_t n) { return cap.BlocksForRequest(n); };
@@ -358,7 +358,7 @@ TEST_CASE("kvplan compare: a column vLLM would refuse carries capacity's warning
   REQUIRE(r.exit_code == 0);
   CHECK(r.err ==
         "kvplan: warning: tp=2: one request of max_model_len 131072 needs 20.00 GiB of KV cache "
-        "but the cache has 1.74 GiB; the largest max_model_len that fits is 11408\n");
+        "but the cache has 1.74 GiB; the largest max_model_len that fits is 11392\n");
   CHECK(r.out.find("warning") == std::string::npos);  // the table stays clean
   CliResult j = RunKvplan("compare llama-3.1-70b --gpu h100-sxm --vary tp=2,4 --format json");
   REQUIRE(j.exit_code == 0);

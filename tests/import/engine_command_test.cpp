@@ -145,6 +145,26 @@ TEST_CASE("engine lines: TensorRT-LLM, from its docs") {
   CHECK(d.args.kv_cache_dtype == std::string("fp8"));
   CHECK(d.unmodelled == std::vector<std::string>{"enable_attention_dp"});
   CHECK(HasNote(d, "ignored (kvplan does not read them): some_new_option"));
+  // The pool's own keys: max_gpu_total_bytes, the host pool and max_tokens.
+  const std::string pools = WriteFile(dir, "pools.yaml",
+                                      "kv_cache_config:\n  max_gpu_total_bytes: 32GiB\n"
+                                      "  host_cache_size: 64GiB\n  max_tokens: 100000\n");
+  DeployConfig p =
+      ParseEngineCommand("trtllm-serve Qwen/Qwen3-8B --extra_llm_api_options " + pools);
+  CHECK(p.args.max_gpu_total_bytes == uint64_t{32} << 30);
+  CHECK(p.args.host_cache_size == uint64_t{64} << 30);
+  CHECK(p.args.trtllm_max_tokens == uint64_t{100000});
+  CHECK(p.unmodelled.empty());
+}
+
+TEST_CASE("engine lines: vLLM's block override and max_model_len auto-fit are read") {
+  DeployConfig a = ParseEngineCommand(
+      "vllm serve Qwen/Qwen3-8B --num-gpu-blocks-override 512 --max-model-len -1");
+  CHECK(a.args.num_gpu_blocks_override == uint64_t{512});
+  CHECK(a.args.max_model_len_auto);
+  CHECK_FALSE(a.args.max_model_len);
+  CHECK(
+      ParseEngineCommand("vllm serve Qwen/Qwen3-8B --max-model-len auto").args.max_model_len_auto);
 }
 
 TEST_CASE("engine lines: vLLM through the same door, its version from the image tag") {
