@@ -30,6 +30,9 @@ struct CapacityOptions {
   std::optional<uint64_t> n_parallel;
   bool swa_full = false;
   bool kv_unified = false;
+  std::string n_gpu_layers;  // -ngl N, all or -1
+  std::string tensor_split;  // -ts 10,6
+  bool no_kv_offload = false;
   std::string flash_attn;                  // -fa on|off|auto
   std::string cache_type_k, cache_type_v;  // -ctk, -ctv
   uint64_t dp = 1;
@@ -67,6 +70,16 @@ EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
   only(o.swa_full, Engine::kLlamaCpp, "--swa-full");
   only(o.kv_unified, Engine::kLlamaCpp, "--kv-unified");
   c.kv_unified = o.kv_unified;
+  only(!o.n_gpu_layers.empty(), Engine::kLlamaCpp, "-ngl/--n-gpu-layers");
+  only(!o.tensor_split.empty(), Engine::kLlamaCpp, "-ts/--tensor-split");
+  only(o.no_kv_offload, Engine::kLlamaCpp, "-nkvo/--no-kv-offload");
+  c.no_kv_offload = o.no_kv_offload;
+  if (!o.n_gpu_layers.empty()) c.n_gpu_layers = ParseGpuLayers(o.n_gpu_layers, "-ngl");
+  if (!o.tensor_split.empty()) {
+    c.tensor_split = ParseTensorSplit(o.tensor_split, "-ts");
+    // llama.cpp splits over every GPU it sees: one share each.
+    if (o.deploy.pp == 1) c.pp = c.tensor_split.size();
+  }
   only(!o.flash_attn.empty(), Engine::kLlamaCpp, "-fa/--flash-attn");
   only(!o.cache_type_k.empty() || !o.cache_type_v.empty(), Engine::kLlamaCpp, "-ctk/-ctv");
   if (!o.flash_attn.empty()) c.flash_attn = o.flash_attn;
@@ -175,6 +188,14 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 16));
   sub->add_option("--ubatch-size", o->ubatch, "llama.cpp: physical batch n_ubatch (default 512)");
   sub->add_flag("--swa-full", o->swa_full, "llama.cpp: full-size cache for sliding-window layers");
+  sub->add_option("--ngl,--n-gpu-layers,--gpu-layers", o->n_gpu_layers,
+                  "llama.cpp: layers on the GPUs (-ngl; default all); the others, and their "
+                  "cache, stay in host memory");
+  sub->add_option("--ts,--tensor-split", o->tensor_split,
+                  "llama.cpp: each GPU's share of the layers, e.g. 10,6 (-ts; one per GPU, sets "
+                  "-pp)");
+  sub->add_flag("--nkvo,--no-kv-offload", o->no_kv_offload,
+                "llama.cpp: keep the KV cache in host memory (-nkvo)");
   sub->add_flag("--kvu,--kv-unified", o->kv_unified,
                 "llama.cpp: one cache for all -np sequences (-kvu); without it each sequence "
                 "has its own PAD(-c / -np, 256) cells");
@@ -211,6 +232,7 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
   kvplan capacity llama-3.1-8b --gpu h100-sxm --vllm-version 0.20
   kvplan capacity qwen3-32b --gpu h200 --engine sglang --mem-fraction-static 0.88 --format json
   kvplan capacity llama-2-7b --gpu a100-80gb --engine trtllm --free-gpu-memory-fraction 0.95
+  kvplan capacity qwen2.5-32b --gpu rtx-4090 --engine llama.cpp -c 32K -ctk q8_0 -ctv q8_0 -ts 10,6 --weight-dtype int4
   kvplan capacity gemma-3-27b --gpu rtx-4090 --engine llama.cpp -c 32K -np 4 --kv-cache-dtype q8_0 --weight-dtype int4
   kvplan capacity llama-3.1-8b --gpu rtx-4090 --engine llama.cpp -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on
   kvplan capacity deepseek-v3 --gpu h200 -tp 8 --nodes 2 -pp 2 --weight-dtype fp8 --concurrency 64

@@ -66,12 +66,13 @@ void PrepareProcess() {
 }
 
 // vLLM and llama.cpp spell some flags with one dash and two or three
-// letters (-tp, -pp, -dp, -np, -fa, -ctk, -ctv);
+// letters (-tp, -pp, -dp, -np, -fa, -ctk, -ctv, -kvu, -ngl, -ts, -nkvo);
 // CLI11 takes one-letter short options only, so those become long ones.
 std::vector<std::string> NormalizeArgs(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   for (size_t i = 1; i < args.size(); ++i) {
-    for (const char* flag : {"-tp", "-pp", "-dp", "-np", "-fa", "-ctk", "-ctv", "-kvu"}) {
+    for (const char* flag :
+         {"-tp", "-pp", "-dp", "-np", "-fa", "-ctk", "-ctv", "-kvu", "-ngl", "-ts", "-nkvo"}) {
       std::string f(flag);
       if (args[i] == f || args[i].rfind(f + "=", 0) == 0) args[i] = "-" + args[i];
     }

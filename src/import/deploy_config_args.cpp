@@ -14,6 +14,7 @@
 #include "import/vllm_args.h"
 #include "plan/weights.h"
 #include "spec/cache_dtype.h"
+#include "spec/engine.h"
 #include "spec/json_syntax.h"
 #include "util/units.h"
 
@@ -220,6 +221,16 @@ void ReadTextArg(MapReader& r, const ArgKey& k, EngineArgs& a) {
       Fail("{}{}: expected on, off or auto, got '{}'", r.Pos(k.key).Prefix(), k.key, v);
     }
     a.flash_attn = v;
+  } else if (f == "n_gpu_layers" || f == "tensor_split") {
+    // llama.cpp's -ngl (a count, all, -1) and -ts (shares): checked here.
+    const std::string what = r.Pos(k.key).Prefix() + k.key;
+    if (f == "n_gpu_layers") {
+      ParseGpuLayers(v, what);
+      a.n_gpu_layers = v;
+    } else {
+      ParseTensorSplit(v, what);
+      a.tensor_split = v;
+    }
   } else if (f == "kv_cache_dtype")
     a.kv_cache_dtype = v;
   else if (f == "cache_type_v")
@@ -290,6 +301,8 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
           a.swa_full = v;
         else if (f == "kv_unified")
           a.kv_unified = v;
+        else if (f == "no_kv_offload")
+          a.no_kv_offload = v;
         break;
       }
       case ArgType::kText:

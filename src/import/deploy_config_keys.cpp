@@ -66,6 +66,10 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
       {"swa_full", "swa_full", ArgType::kBool},
       {"flash_attn", "flash_attn", ArgType::kText},
       {"kv_unified", "kv_unified", ArgType::kBool},
+      {"n_gpu_layers", "n_gpu_layers", ArgType::kText},
+      {"gpu_layers", "n_gpu_layers", ArgType::kText},
+      {"tensor_split", "tensor_split", ArgType::kText},
+      {"no_kv_offload", "no_kv_offload", ArgType::kBool},
   };
   if (engine == "sglang") return kSglang;
   if (engine == "trtllm") return kTrtllm;
@@ -143,9 +147,8 @@ const OtherKeys& OtherKeysFor(const std::string& engine) {
        "num_postprocess_workers", "reasoning_parser", "cuda_graph_config", "print_iter_log",
        "disable_overlap_scheduler", "gpus_per_node", "cluster_size"}};
   static const OtherKeys kLlamaCpp = {
-      {"n_gpu_layers", "gpu_layers", "no_kv_offload", "tensor_split", "split_mode", "main_gpu",
-       "batch_size", "mlock", "no_mmap", "override_tensor", "cpu_moe", "n_cpu_moe", "draft_model",
-       "model_draft", "lora", "mmproj"},
+      {"split_mode", "main_gpu", "batch_size", "mlock", "no_mmap", "override_tensor", "cpu_moe",
+       "n_cpu_moe", "draft_model", "model_draft", "lora", "mmproj"},
       {"host",
        "port",
        "alias",

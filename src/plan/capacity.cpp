@@ -146,7 +146,8 @@ StageCapacity SizeStage(const CapacityResult& r, const StageInputs& in, uint64_t
   st.layers = layers;
   const bool last = s + 1 == c.pp;
   st.weights_bytes =
-      StageWeightBytes(in.tensors, in.format, c.tp, st.first_layer, st.layers, s == 0, last);
+      StageWeightBytes(in.tensors, in.format, c.tp, st.first_layer, st.layers,
+                       s == 0 && st.first_layer == 0, last && !LlamaCppOutputOnCpu(in.model, c));
   if (in.checkpoint_bytes != 0) {
     st.weights_bytes = ScaleToCheckpoint(st.weights_bytes, in.arch_bytes, in.checkpoint_bytes);
   }
@@ -210,8 +211,11 @@ StageCapacity SizeStage(const CapacityResult& r, const StageInputs& in, uint64_t
 /// blocks; on a tie the heaviest weights). Returns its blocks.
 uint64_t SizeStages(CapacityResult& r, const StageInputs& in, std::vector<uint64_t>& trt_free) {
   const EngineConfig& c = in.config;
-  const std::vector<uint64_t> stage_layers = PipelineStageLayers(in.model.layers, c.pp);
   uint64_t first = 0;
+  const std::vector<uint64_t> stage_layers = c.engine == Engine::kLlamaCpp
+                                                 ? LlamaCppStageLayers(in.model.layers, c, first)
+                                                 : PipelineStageLayers(in.model.layers, c.pp);
+  r.host_layers = first;
   uint64_t min_blocks = UINT64_MAX;
   for (uint64_t s = 0; s < c.pp; ++s) {
     StageCapacity st = SizeStage(r, in, s, first, stage_layers[s], trt_free);
@@ -402,6 +406,16 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu,
 
   if (c.engine == Engine::kLlamaCpp) {
     CountLlamaCppCells(r, t, c, dtype);
+    // -ngl below the layers, -nkvo: what stays in host memory.
+    const uint64_t host_kv_layers = c.no_kv_offload ? m.layers : r.host_layers;
+    if (host_kv_layers != 0) {
+      r.host_kv_bytes =
+          LlamaCppAllocBytes(ComputeKvCost(StageModel(m, 0, host_kv_layers), dtype, c.tp), c);
+    }
+    if (r.host_layers != 0 || LlamaCppOutputOnCpu(m, c)) {
+      r.host_weights_bytes = StageWeightBytes(tensors, format, c.tp, 0, r.host_layers,
+                                              r.host_layers != 0, LlamaCppOutputOnCpu(m, c));
+    }
   } else {
     CountPagedBlocks(r, t, m, c, dtype);
   }

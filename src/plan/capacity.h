@@ -92,14 +92,17 @@ struct EngineConfig {
 
   // llama.cpp. n_ctx unset: max_model_len * n_parallel when max_model_len is
   // given, else 4096 (llama-server's default); n_ctx_from_model: the model's.
-  uint64_t n_ctx = 0;               // total cells for all sequences; 0: see above
-  bool n_ctx_from_model = false;    // -c 0: the model's max_context (llama.cpp's n_ctx_train)
-  uint64_t n_parallel = 0;          // -np/--parallel sequences; 0: 1
-  uint64_t n_ubatch = 0;            // physical batch; 0: 512
-  uint64_t n_batch = 0;             // logical batch; 0: 2048
-  bool swa_full = false;            // --swa-full: full-size cache for sliding-window layers
-  std::string flash_attn = "auto";  // -fa on|off|auto: a quantized V cache needs it on
-  bool kv_unified = false;          // --kv-unified: one cache for all sequences, not one each
+  uint64_t n_ctx = 0;                    // total cells for all sequences; 0: see above
+  bool n_ctx_from_model = false;         // -c 0: the model's max_context (llama.cpp's n_ctx_train)
+  uint64_t n_parallel = 0;               // -np/--parallel sequences; 0: 1
+  uint64_t n_ubatch = 0;                 // physical batch; 0: 512
+  uint64_t n_batch = 0;                  // logical batch; 0: 2048
+  bool swa_full = false;                 // --swa-full: full-size cache for sliding-window layers
+  std::string flash_attn = "auto";       // -fa on|off|auto: a quantized V cache needs it on
+  bool kv_unified = false;               // --kv-unified: one cache for all sequences, not one each
+  std::vector<double> tensor_split;      // -ts: each GPU's share of the layers; empty: equal
+  std::optional<uint64_t> n_gpu_layers;  // -ngl: layers on the GPUs (the last ones); unset: all
+  bool no_kv_offload = false;            // -nkvo: the KV cache in host memory
 
   /// vLLM from 0.21 with graphs on: its CUDA-graph estimate comes out of
   /// the cache budget (before, graphs were captured after the cache was sized).
@@ -242,8 +245,11 @@ struct CapacityResult {
   // SGLang: K and V pool bytes per GPU; llama.cpp: K and V buffers.
   uint64_t k_bytes = 0;
   uint64_t v_bytes = 0;
-  uint64_t cells = 0;      // llama.cpp: n_ctx cells allocated (padded)
-  uint64_t swa_cells = 0;  // llama.cpp: sliding layers' cells (= cells with --swa-full)
+  uint64_t host_layers = 0;         // llama.cpp: layers -ngl leaves on the CPU (the first ones)
+  uint64_t host_kv_bytes = 0;       // llama.cpp: KV in host memory (CPU layers', or all: -nkvo)
+  uint64_t host_weights_bytes = 0;  // llama.cpp: the CPU layers' weights
+  uint64_t cells = 0;               // llama.cpp: n_ctx cells allocated (padded)
+  uint64_t swa_cells = 0;           // llama.cpp: sliding layers' cells (= cells with --swa-full)
 
   std::vector<Lint> lints;              // warnings and errors, in order found
   std::vector<std::string> engine_log;  // the engine's own startup lines, predicted

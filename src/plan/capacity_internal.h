@@ -51,6 +51,21 @@ void CountPagedBlocks(CapacityResult& r, const StageCapacity& t, const ModelSpec
 /// the bytes it allocates, each sequence's fixed state included.
 uint64_t SeqsAllocBytes(const KvCost& kv, const EngineConfig& c, uint64_t tokens, uint64_t seqs);
 
+/// The layers llama.cpp puts on each of the c.pp GPUs, and in `first` the
+/// first of them (-ngl N leaves the layers before n_layer - N on the CPU):
+/// layer il goes to the GPU whose cumulative -ts share first exceeds
+/// (il - first) / min(N, n_layer + 1), in float as llama-model.cpp
+/// load_tensors computes it (equal shares without -ts). Throws Error when
+/// -ts has not one share per GPU or leaves a GPU without a layer.
+std::vector<uint64_t> LlamaCppStageLayers(uint64_t n_layer, const EngineConfig& c, uint64_t& first);
+
+/// llama.cpp with -ngl at most the layer count: the output layer (and its
+/// weights) stays on the CPU; -ngl n_layer + 1 or more offloads it too.
+bool LlamaCppOutputOnCpu(const ModelSpec& m, const EngineConfig& c);
+
+/// What llama.cpp allocates in host memory for the KV of `kv`'s layers.
+uint64_t LlamaCppAllocBytes(const KvCost& kv, const EngineConfig& c);
+
 /// Fills cells, K and V buffers, the fit and the largest context from the
 /// tightest stage `t`: llama.cpp allocates n_ctx cells whatever the budget.
 void CountLlamaCppCells(CapacityResult& r, const StageCapacity& t, const EngineConfig& c,

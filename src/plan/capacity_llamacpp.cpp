@@ -7,6 +7,7 @@
 
 #include "plan/capacity_internal.h"
 #include "util/checked.h"
+#include "util/error.h"
 #include "util/units.h"
 
 namespace kvplan {
@@ -63,6 +64,55 @@ uint64_t AllocBytes(const KvCost& kv, const LlamaCppCells& cells, uint64_t seqs)
 
 }  // namespace
 
+std::vector<uint64_t> LlamaCppStageLayers(uint64_t n_layer, const EngineConfig& c,
+                                          uint64_t& first) {
+  const uint64_t gpus = c.pp;
+  std::vector<float> splits(gpus, 1.0f);
+  if (!c.tensor_split.empty()) {
+    if (c.tensor_split.size() != gpus) {
+      Fail("-ts/--tensor-split gives {} shares for {} GPUs (-pp): give one share per GPU",
+           c.tensor_split.size(), gpus);
+    }
+    for (size_t i = 0; i < gpus; ++i) splits[i] = static_cast<float>(c.tensor_split[i]);
+  }
+  // The shares summed and normalised: each GPU's upper split point.
+  float sum = 0;
+  for (float& s : splits) {
+    sum += s;
+    s = sum;
+  }
+  if (!(sum > 0)) Fail("-ts/--tensor-split: the shares add up to 0");
+  for (float& s : splits) s /= sum;
+  const uint64_t ngl = c.n_gpu_layers.value_or(n_layer + 1);
+  first = n_layer > ngl ? n_layer - ngl : 0;
+  // The output layer counts as one more: -ngl n_layer + 1 offloads it too.
+  const uint64_t act = std::min(ngl, n_layer + 1);
+  std::vector<uint64_t> counts(gpus, 0);
+  for (uint64_t il = first; il < n_layer; ++il) {
+    const float at = static_cast<float>(il - first) / static_cast<float>(act);
+    const size_t gpu =
+        static_cast<size_t>(std::upper_bound(splits.begin(), splits.end(), at) - splits.begin());
+    ++counts[std::min(gpu, gpus - 1)];
+  }
+  for (size_t i = 0; i < gpus; ++i) {
+    if (counts[i] == 0 && first < n_layer) {
+      Fail(
+          "llama.cpp puts no layer on GPU {} of {} ({} layers offloaded{}); use fewer GPUs (-pp) "
+          "or a larger share",
+          i, gpus, n_layer - first, c.tensor_split.empty() ? "" : " at these -ts shares");
+    }
+  }
+  return counts;
+}
+
+bool LlamaCppOutputOnCpu(const ModelSpec& m, const EngineConfig& c) {
+  return c.engine == Engine::kLlamaCpp && c.n_gpu_layers && *c.n_gpu_layers <= m.layers;
+}
+
+uint64_t LlamaCppAllocBytes(const KvCost& kv, const EngineConfig& c) {
+  return AllocBytes(kv, CellsFor(kv, c, c.n_ctx, c.n_parallel), c.n_parallel);
+}
+
 uint64_t SeqsAllocBytes(const KvCost& kv, const EngineConfig& c, uint64_t tokens, uint64_t seqs) {
   const uint64_t n_ctx = CheckedMul(tokens, seqs, "llama.cpp n_ctx");
   return AllocBytes(kv, CellsFor(kv, c, n_ctx, seqs), seqs);
@@ -86,6 +136,19 @@ void CountLlamaCppCells(CapacityResult& r, const StageCapacity& t, const EngineC
   r.k_bytes = k;
   r.v_bytes = v;
   r.kv_used_bytes = AllocBytes(t.kv, cells, c.n_parallel);
+  if (c.no_kv_offload) {
+    // -nkvo: every layer's cache is in host memory (r.host_kv_bytes); the
+    // GPUs hold weights and compute buffers only.
+    r.kv_used_bytes = 0;
+    r.max_tokens = r.cells;
+    r.request_bytes = r.RequestBytes(c.max_model_len);
+    r.blocks_per_request = r.BlocksForRequest(c.max_model_len);
+    r.fits = true;
+    r.max_requests = c.n_parallel;
+    r.max_concurrency = static_cast<double>(r.max_requests);
+    r.largest_max_model_len = r.model_max_context;
+    return;
+  }
   r.max_tokens = r.cells;
   r.request_bytes = r.RequestBytes(c.max_model_len);
   r.blocks_per_request = r.BlocksForRequest(c.max_model_len);

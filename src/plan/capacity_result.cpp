@@ -63,6 +63,7 @@ bool CapacityResult::FitsAtConcurrency(uint64_t tokens, uint64_t concurrency) co
   if (stages.empty()) return false;
   try {
     if (config.engine == Engine::kLlamaCpp) {
+      if (config.no_kv_offload) return true;  // -nkvo: the cache is in host memory
       // Run as -np concurrency -c tokens*concurrency: the budget (weights and
       // compute buffer already out) must hold everything that allocates.
       return SeqsAllocBytes(stages[tightest_stage].kv, config, tokens, concurrency) <=

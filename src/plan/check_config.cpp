@@ -79,6 +79,12 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
     c.swa_full = a.swa_full.value_or(false);
     c.flash_attn = a.flash_attn.value_or("auto");
     c.kv_unified = a.kv_unified.value_or(false);
+    c.no_kv_offload = a.no_kv_offload.value_or(false);
+    if (a.n_gpu_layers) c.n_gpu_layers = ParseGpuLayers(*a.n_gpu_layers, "n_gpu_layers");
+    if (a.tensor_split) {
+      c.tensor_split = ParseTensorSplit(*a.tensor_split, "tensor_split");
+      if (!a.pp) c.pp = c.tensor_split.size();  // llama.cpp splits over every GPU it sees
+    }
     c.max_model_len = 0;
     c.max_num_seqs = 0;
     c.max_num_batched_tokens = 0;

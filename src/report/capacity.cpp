@@ -187,6 +187,16 @@ std::string KvCacheTable(const CapacityResult& r, std::optional<uint64_t> concur
     k.AddRow({"attention windows (TensorRT-LLM)", windows});
   }
   if (r.host_bytes != 0) k.AddRow({"host cache (secondary pool)", FormatBoth(r.host_bytes)});
+  if (r.host_layers != 0 || r.host_kv_bytes != 0) {
+    // llama.cpp: -ngl below the layers leaves the first ones (and their
+    // cache) on the CPU; -nkvo keeps every layer's cache there.
+    k.AddRow({"in host memory (llama.cpp)",
+              fmt::format("{} KV cache{}", FormatBoth(r.host_kv_bytes),
+                          r.host_layers == 0 ? " (-nkvo)"
+                                             : fmt::format(", {} of weights ({} on the CPU)",
+                                                           FormatBoth(r.host_weights_bytes),
+                                                           Plural(r.host_layers, "layer")))});
+  }
   // vLLM's groups: the blocks a request holds cost more than its own bytes
   // (padding layers, a sliding group's prefill chunk), and concurrency counts them.
   k.AddRow({"one request of max_model_len",
@@ -331,6 +341,13 @@ Json CapacityJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRes
   j.Set("max_tokens", r.max_tokens);
   if (r.config.engine == Engine::kTrtllm) {
     j.Set("host_cache_bytes", r.host_bytes);
+  }
+  if (r.config.engine == Engine::kLlamaCpp) {
+    j.Set("host_layers", r.host_layers);
+    j.Set("host_kv_bytes", r.host_kv_bytes);
+    j.Set("host_weights_bytes", r.host_weights_bytes);
+  }
+  if (r.config.engine == Engine::kTrtllm) {
     if (!r.trtllm_windows.empty()) {
       Json windows = Json::MakeArray();
       for (const TrtllmWindow& w : r.trtllm_windows) {

@@ -50,6 +50,9 @@ struct EngineArgs {
   std::optional<bool> swa_full;                     // llama.cpp
   std::optional<std::string> flash_attn;            // llama.cpp -fa: on, off or auto
   std::optional<bool> kv_unified;                   // llama.cpp --kv-unified
+  std::optional<std::string> n_gpu_layers;          // llama.cpp -ngl (a count, all or -1)
+  std::optional<std::string> tensor_split;          // llama.cpp -ts (shares, "10,6")
+  std::optional<bool> no_kv_offload;                // llama.cpp -nkvo
 
   std::map<std::string, std::string> names;  // field -> the engine's own key
   std::map<std::string, SourcePos> pos;      // field -> where it was set

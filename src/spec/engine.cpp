@@ -81,4 +81,36 @@ std::string VllmVersionName(uint64_t version) {
   return fmt::format("{}.{}", version / 1000, version % 1000);
 }
 
+std::optional<uint64_t> ParseGpuLayers(std::string_view text, std::string_view what) {
+  if (text == "all" || text == "auto" || text == "-1") return std::nullopt;
+  if (text.empty() || text.find_first_not_of("0123456789") != text.npos) {
+    Fail("{}: expected a layer count, all or -1, got '{}'", what, text);
+  }
+  if (text.size() > 3) return std::nullopt;  // "-ngl 9999": every layer
+  const uint64_t n = std::stoull(std::string(text));
+  if (n >= 999) return std::nullopt;  // "-ngl 999": every layer
+  return n;
+}
+
+std::vector<double> ParseTensorSplit(std::string_view text, std::string_view what) {
+  std::vector<double> shares;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find_first_of(",/", start);
+    if (end == text.npos) end = text.size();
+    const std::string_view part = text.substr(start, end - start);
+    const std::optional<double> v = TryParseReal(part);
+    if (!v || *v < 0) {
+      Fail("{}: expected shares such as 10,6 (non-negative numbers), got '{}'", what, text);
+    }
+    shares.push_back(*v);
+    if (shares.size() > 64) Fail("{}: more than 64 shares in '{}'", what, text);
+    start = end + 1;
+  }
+  if (std::all_of(shares.begin(), shares.end(), [](double s) { return s == 0; })) {
+    Fail("{}: the shares in '{}' add up to 0", what, text);
+  }
+  return shares;
+}
+
 }  // namespace kvplan

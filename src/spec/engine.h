@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,5 +48,15 @@ uint64_t ParseVllmVersion(std::string_view text, std::string_view what);
 
 /// "0.20" for 20; "latest" for kVllmCurrent.
 std::string VllmVersionName(uint64_t version);
+
+/// llama.cpp's -ngl: a layer count, or nullopt for every layer ("all",
+/// "auto", -1, or 999 and more as guides write it). Throws Error naming
+/// `what` otherwise.
+std::optional<uint64_t> ParseGpuLayers(std::string_view text, std::string_view what);
+
+/// llama.cpp's -ts: one non-negative share per GPU, separated by ',' or '/'
+/// ("10,6", "3/1"), at most 64 of them, not all 0. Throws Error naming
+/// `what` otherwise.
+std::vector<double> ParseTensorSplit(std::string_view text, std::string_view what);
 
 }  // namespace kvplan

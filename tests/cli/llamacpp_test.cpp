@@ -66,3 +66,27 @@ TEST_CASE("llama.cpp: -ctk/-ctv and -fa on the command line") {
         "kvplan: error: -fa/--flash-attn is llama.cpp's flag, not vllm's (or use --engine "
         "llama.cpp)\n");
 }
+
+TEST_CASE("llama.cpp: -ngl, -ts and -nkvo on the command line, host memory in the JSON") {
+  // gemma-3-270m has 18 layers: -ngl 10 leaves layers 0-7 on the CPU.
+  const nlohmann::json part = Capacity("-c 1024 -ngl 10");
+  CHECK(part["host_layers"] == 8);
+  CHECK(part["host_kv_bytes"] == 8 * 1024 * 1024);  // 8 layers x 1,024 cells x 1,024 B
+  CHECK(part["kv_used_bytes"] == 10 * 1024 * 1024);
+  const nlohmann::json host = Capacity("-c 1024 -nkvo");
+  CHECK(host["kv_used_bytes"] == 0);
+  CHECK(host["host_kv_bytes"] == 18 * 1024 * 1024);
+  // -ts sets one GPU per share.
+  const nlohmann::json split = Capacity("-c 1024 -ts 3,1");
+  CHECK(split["pp"] == 2);
+  auto bad = RunKvplan("capacity " + SourcePath("tests/data/models/gemma-3-270m.yaml") +
+                       " --gpu h100-sxm --engine llama.cpp -ts 3,-1");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err ==
+        "kvplan: error: -ts: expected shares such as 10,6 (non-negative numbers), got '3,-1'\n");
+  auto vllm = RunKvplan("capacity llama-3.1-8b --gpu h100-sxm -ngl 10");
+  CHECK(vllm.exit_code == 2);
+  CHECK(vllm.err ==
+        "kvplan: error: -ngl/--n-gpu-layers is llama.cpp's flag, not vllm's (or use "
+        "--engine llama.cpp)\n");
+}

@@ -92,12 +92,13 @@ TEST_CASE("engine lines: llama.cpp, from its docs and guides") {
   CHECK(c.engine == "llama.cpp");
   CHECK(c.model == "/models/7B/ggml-model-q4_0.gguf");
   CHECK(c.args.n_ctx == uint64_t{512});
-  CHECK(c.unmodelled == std::vector<std::string>{"n_gpu_layers"});
-  // -ngl all (or 999) offloads every layer, as kvplan models it: only named.
+  CHECK(c.unmodelled.empty());
+  CHECK(c.args.n_gpu_layers == std::string("1"));  // modelled: the rest stays on the CPU
+  // -ngl all (or 999) offloads every layer, kvplan's default: only named.
   CHECK(ParseEngineCommand("llama-server -m m.gguf -ngl 999").unmodelled.empty());
   CHECK(ParseEngineCommand("llama-server -m m.gguf -ngl all").unmodelled.empty());
-  CHECK(ParseEngineCommand("llama-server -m m.gguf -ngl 20").unmodelled ==
-        std::vector<std::string>{"n_gpu_layers"});
+  CHECK(ParseEngineCommand("llama-server -m m.gguf -ngl 20").args.n_gpu_layers ==
+        std::string("20"));
   // The line: sequences, a quantized cache, flash attention.
   DeployConfig d =
       ParseEngineCommand("llama-server -m model.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on");
@@ -155,6 +156,18 @@ TEST_CASE("engine lines: TensorRT-LLM, from its docs") {
   CHECK(p.args.host_cache_size == uint64_t{64} << 30);
   CHECK(p.args.trtllm_max_tokens == uint64_t{100000});
   CHECK(p.unmodelled.empty());
+}
+
+TEST_CASE("engine lines: llama.cpp's -ngl, -ts and -nkvo are read") {
+  DeployConfig a =
+      ParseEngineCommand("llama-server -m qwen2.5-32b.gguf -c 32768 -ngl 40 -ts 10,6 -nkvo");
+  CHECK(a.args.n_gpu_layers == std::string("40"));
+  CHECK(a.args.tensor_split == std::string("10,6"));
+  CHECK(a.args.no_kv_offload == true);
+  CHECK(a.unmodelled.empty());
+  CHECK_THROWS_WITH(ParseEngineCommand("llama-server -m x.gguf -ts 10,x"),
+                    "--engine-args: tensor_split: expected shares such as 10,6 (non-negative "
+                    "numbers), got '10,x'");
 }
 
 TEST_CASE("engine lines: vLLM's block override and max_model_len auto-fit are read") {

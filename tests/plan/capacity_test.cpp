@@ -936,3 +936,69 @@ TEST_CASE("llama.cpp: the largest max_model_len is the --concurrency answer at -
     }
   }
 }
+
+TEST_CASE("llama.cpp -ts 10,6: 41 and 23 of 64 layers, 2,788 and 1,564 MiB of q8_0 cache") {
+  // The log issue #38 quotes: "-ts 10,6" over two GPUs, 64 layers of 8 KV
+  // heads x 128 (Qwen2.5-32B's shape), -c 32768 -ctk q8_0 -ctv q8_0:
+  // 2,788.00 and 1,564.00 MiB. llama-model.cpp load_tensors: layer il on the
+  // GPU whose cumulative share first exceeds il / 65 (64 layers + output).
+  EngineConfig c;
+  c.engine = Engine::kLlamaCpp;
+  c.n_ctx = 32768;
+  c.kv_cache_dtype = "q8_0";
+  c.flash_attn = "on";
+  c.weight_dtype = "int4";
+  c.pp = 2;
+  c.tensor_split = {10, 6};
+  CapacityResult r = Run(LoadModel("qwen2.5-32b"), "rtx-4090", c);
+  REQUIRE(r.stages.size() == 2);
+  CHECK(r.stages[0].layers == 41);
+  CHECK(r.stages[1].layers == 23);
+  CHECK(r.stages[0].bytes_per_token * 32768 == 2788 * kMiB);
+  CHECK(r.stages[1].bytes_per_token * 32768 == 1564 * kMiB);
+  // Equal shares are not an even split: 33 and 31 (il / 65 < 0.5).
+  c.tensor_split.clear();
+  CapacityResult e = Run(LoadModel("qwen2.5-32b"), "rtx-4090", c);
+  CHECK(e.stages[0].layers == 33);
+  CHECK(e.stages[1].layers == 31);
+  // One share per GPU, and no GPU without a layer.
+  c.tensor_split = {1, 1, 1};
+  CHECK_THROWS_WITH(Run(LoadModel("qwen2.5-32b"), "rtx-4090", c),
+                    "-ts/--tensor-split gives 3 shares for 2 GPUs (-pp): give one share per GPU");
+  c.tensor_split = {1, 0};
+  CHECK_THROWS_WITH(Run(LoadModel("qwen2.5-32b"), "rtx-4090", c),
+                    "llama.cpp puts no layer on GPU 1 of 2 (64 layers offloaded at these -ts "
+                    "shares); use fewer GPUs (-pp) or a larger share");
+}
+
+TEST_CASE("llama.cpp -ngl and -nkvo: the cache of the CPU's layers, or all of it, in host memory") {
+  EngineConfig c;
+  c.engine = Engine::kLlamaCpp;
+  c.n_ctx = 32768;
+  c.kv_cache_dtype = "q8_0";
+  c.flash_attn = "on";
+  c.weight_dtype = "int4";
+  const ModelSpec m = LoadModel("qwen2.5-32b");
+  const uint64_t per_layer = 8 * 2 * 128 / 32 * 34;  // q8_0 K and V, bytes per token and layer
+  CapacityResult all = Run(m, "rtx-4090", c);
+  CHECK(all.host_layers == 0);
+  CHECK(all.host_kv_bytes == 0);
+  // -ngl 40: layers 24-63 on the GPU, 0-23 (and the output layer) on the CPU.
+  c.n_gpu_layers = 40;
+  CapacityResult part = Run(m, "rtx-4090", c);
+  CHECK(part.host_layers == 24);
+  CHECK(part.stages[0].first_layer == 24);
+  CHECK(part.stages[0].layers == 40);
+  CHECK(part.kv_used_bytes == 40 * per_layer * 32768);
+  CHECK(part.host_kv_bytes == 24 * per_layer * 32768);
+  // The weights move, none twice: the output layer is on the CPU with layers 0-23.
+  CHECK(part.host_weights_bytes + part.weights_bytes == all.weights_bytes);
+  CHECK(part.weights_bytes < all.weights_bytes);
+  // -nkvo: every layer's cache in host memory, none on the GPU.
+  c.n_gpu_layers.reset();
+  c.no_kv_offload = true;
+  CapacityResult host = Run(m, "rtx-4090", c);
+  CHECK(host.kv_used_bytes == 0);
+  CHECK(host.host_kv_bytes == 64 * per_layer * 32768);
+  CHECK(host.fits);
+}
