@@ -33,6 +33,9 @@ struct CapacityOptions {
   std::string n_gpu_layers;  // -ngl N, all or -1
   std::string tensor_split;  // -ts 10,6
   bool no_kv_offload = false;
+  bool enable_dp_attention = false;        // SGLang, TensorRT-LLM
+  bool enable_expert_parallel = false;     // vLLM
+  std::optional<uint64_t> ep_size;         // SGLang, TensorRT-LLM
   std::string flash_attn;                  // -fa on|off|auto
   std::string cache_type_k, cache_type_v;  // -ctk, -ctv
   uint64_t dp = 1;
@@ -128,6 +131,25 @@ EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
     }
   }
   c.dp = o.dp;
+  if (o.enable_dp_attention) {
+    if (c.engine == Engine::kSglang) {
+      c.attention_dp = c.dp;  // SGLang's --dp-size: attention groups inside tp
+      c.dp = 1;
+    } else if (c.engine == Engine::kTrtllm) {
+      c.attention_dp = c.tp;  // every rank its own requests
+    } else {
+      Fail(
+          "--enable-dp-attention is SGLang's and TensorRT-LLM's (vLLM: --dp with "
+          "--enable-expert-parallel)");
+    }
+  }
+  only(o.enable_expert_parallel, Engine::kVllm, "--enable-expert-parallel");
+  if (o.enable_expert_parallel) c.expert_parallel = c.tp * c.dp;
+  if (o.ep_size) {
+    if (c.engine != Engine::kSglang && c.engine != Engine::kTrtllm)
+      Fail("--ep-size is SGLang's and TensorRT-LLM's (vLLM: --enable-expert-parallel)");
+    c.expert_parallel = *o.ep_size;
+  }
   if (!o.max_gpu_total_bytes.empty()) {
     c.max_gpu_total_bytes = ParseBytes(o.max_gpu_total_bytes, "--max-gpu-total-bytes");
   }
@@ -210,6 +232,14 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
   sub->add_option("--dp,--data-parallel-size", o->dp, "Data-parallel replicas (also -dp)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16))
       ->capture_default_str();
+  sub->add_flag("--enable-dp-attention", o->enable_dp_attention,
+                "SGLang: --dp attention groups inside the tp group; TensorRT-LLM "
+                "(enable_attention_dp): every rank its own requests");
+  sub->add_flag("--enable-expert-parallel", o->enable_expert_parallel,
+                "vLLM: the routed experts dealt whole over tp x dp GPUs");
+  sub->add_option("--ep-size", o->ep_size,
+                  "SGLang, TensorRT-LLM: ranks the routed experts are dealt over")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
   sub->add_option("--max-gpu-total-bytes", o->max_gpu_total_bytes,
                   "TensorRT-LLM: the KV pool's bytes (replaces the memory fraction's estimate)");
   sub->add_option("--host-cache-size", o->host_cache_size,

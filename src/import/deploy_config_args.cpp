@@ -186,6 +186,7 @@ std::optional<uint64_t>* CountField(EngineArgs& a, const std::string& f) {
   if (f == "max_gpu_total_bytes") return &a.max_gpu_total_bytes;
   if (f == "host_cache_size") return &a.host_cache_size;
   if (f == "trtllm_max_tokens") return &a.trtllm_max_tokens;
+  if (f == "ep_size") return &a.ep_size;
   if (f == "num_gpu_blocks_override") return &a.num_gpu_blocks_override;
   if (f == "cuda_graph_max_bs") return &a.cuda_graph_max_bs;
   return nullptr;
@@ -303,6 +304,10 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
           a.kv_unified = v;
         else if (f == "no_kv_offload")
           a.no_kv_offload = v;
+        else if (f == "attention_dp")
+          a.attention_dp = v;
+        else if (f == "expert_parallel")
+          a.expert_parallel = v;
         break;
       }
       case ArgType::kText:

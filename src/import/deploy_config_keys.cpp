@@ -20,6 +20,7 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
       {"max_num_batched_tokens", "max_num_batched_tokens", ArgType::kTokens},
       {"kv_cache_memory_bytes", "kv_cache_memory_bytes", ArgType::kBytes},
       {"num_gpu_blocks_override", "num_gpu_blocks_override", ArgType::kCount},
+      {"enable_expert_parallel", "expert_parallel", ArgType::kBool},
       {"enforce_eager", "enforce_eager", ArgType::kBool},
       {"max_cudagraph_capture_size", "cuda_graph_max_bs", ArgType::kCount},
       {"dtype", "weight_dtype", ArgType::kText},
@@ -38,6 +39,9 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
       {"chunked_prefill_size", "max_num_batched_tokens", ArgType::kTokens},
       {"max_total_tokens", "max_total_tokens", ArgType::kTokens},
       {"disable_cuda_graph", "enforce_eager", ArgType::kBool},
+      {"enable_dp_attention", "attention_dp", ArgType::kBool},
+      {"enable_ep_moe", "expert_parallel", ArgType::kBool},
+      {"ep_size", "ep_size", ArgType::kCount},
       {"cuda_graph_max_bs", "cuda_graph_max_bs", ArgType::kCount},
       {"dtype", "weight_dtype", ArgType::kText},
       {"quantization", "quantization", ArgType::kText},
@@ -54,6 +58,9 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
       {"max_num_tokens", "max_num_batched_tokens", ArgType::kTokens},
       {"max_gpu_total_bytes", "max_gpu_total_bytes", ArgType::kBytes},
       {"host_cache_size", "host_cache_size", ArgType::kBytes},
+      {"enable_attention_dp", "attention_dp", ArgType::kBool},
+      {"moe_expert_parallel_size", "ep_size", ArgType::kCount},
+      {"ep_size", "ep_size", ArgType::kCount},
       {"max_tokens", "trtllm_max_tokens", ArgType::kCount},
       {"dtype", "weight_dtype", ArgType::kText},
   };
@@ -80,8 +87,8 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
 const OtherKeys& OtherKeysFor(const std::string& engine) {
   static const OtherKeys kVllm = {
       {"speculative_config", "cpu_offload_gb", "swap_space", "kv_transfer_config", "enable_lora",
-       "max_loras", "max_lora_rank", "limit_mm_per_prompt", "enable_expert_parallel",
-       "kv_sharing_fast_prefill", "disable_hybrid_kv_cache_manager", "calculate_kv_scales"},
+       "max_loras", "max_lora_rank", "limit_mm_per_prompt", "kv_sharing_fast_prefill",
+       "disable_hybrid_kv_cache_manager", "calculate_kv_scales"},
       {"served_model_name",
        "port",
        "host",
@@ -110,10 +117,10 @@ const OtherKeys& OtherKeysFor(const std::string& engine) {
        "tokenizer_mode",
        "allowed_origins"}};
   static const OtherKeys kSglang = {
-      {"enable_dp_attention", "speculative_algorithm", "speculative_draft_model_path",
-       "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens", "ep_size",
-       "enable_ep_moe", "enable_deepep_moe", "cpu_offload_gb", "enable_torch_compile", "lora_paths",
-       "max_loras_per_batch", "hicache_ratio", "enable_hierarchical_cache"},
+      {"speculative_algorithm", "speculative_draft_model_path", "speculative_num_steps",
+       "speculative_eagle_topk", "speculative_num_draft_tokens", "enable_deepep_moe",
+       "cpu_offload_gb", "enable_torch_compile", "lora_paths", "max_loras_per_batch",
+       "hicache_ratio", "enable_hierarchical_cache"},
       {"served_model_name",
        "port",
        "host",
@@ -142,7 +149,7 @@ const OtherKeys& OtherKeysFor(const std::string& engine) {
        "download_dir",
        "model_impl"}};
   static const OtherKeys kTrtllm = {
-      {"enable_attention_dp", "speculative_config", "ep_size", "moe_expert_parallel_size"},
+      {"speculative_config"},
       {"host", "port", "log_level", "trust_remote_code", "tokenizer", "backend",
        "num_postprocess_workers", "reasoning_parser", "cuda_graph_config", "print_iter_log",
        "disable_overlap_scheduler", "gpus_per_node", "cluster_size"}};

@@ -125,6 +125,8 @@ void ApplySwitch(const VllmFlag& flag, const FlagWord& f, DeployConfig& d) {
   }
   if (std::string(flag.field) == "prefix_caching")
     d.args.prefix_caching = v;
+  else if (std::string(flag.field) == "expert_parallel")
+    d.args.expert_parallel = v;
   else
     d.args.enforce_eager = v;
   d.args.names[flag.field] = flag.name;

@@ -40,6 +40,8 @@ const std::vector<VllmFlag>& VllmFlags() {
       {"--kv-cache-memory", "kv_cache_memory_bytes", VllmFlagKind::kBytes},
       {"--max-cudagraph-capture-size", "cuda_graph_max_bs", VllmFlagKind::kCount},
       {"--enforce-eager", "enforce_eager", VllmFlagKind::kFlag},
+      {"--enable-expert-parallel", "expert_parallel", VllmFlagKind::kFlag},
+      {"--no-enable-expert-parallel", "expert_parallel", VllmFlagKind::kNegFlag},
       {"--no-enforce-eager", "enforce_eager", VllmFlagKind::kNegFlag},
       {"--dtype", "weight_dtype", VllmFlagKind::kText},
       {"--quantization", "quantization", VllmFlagKind::kText},
@@ -49,10 +51,9 @@ const std::vector<VllmFlag>& VllmFlags() {
 
 std::string Canonical(const std::string& word) {
   static const std::map<std::string, std::string> kAliases = {
-      {"-tp", "--tensor-parallel-size"},
-      {"-pp", "--pipeline-parallel-size"},
-      {"-dp", "--data-parallel-size"},
-      {"-q", "--quantization"},
+      {"-tp", "--tensor-parallel-size"},   {"-pp", "--pipeline-parallel-size"},
+      {"-dp", "--data-parallel-size"},     {"-q", "--quantization"},
+      {"-ep", "--enable-expert-parallel"},
   };
   auto it = kAliases.find(word);
   if (it != kAliases.end()) return it->second;
@@ -106,7 +107,6 @@ bool ChangesMemory(const std::string& name) {
                                        "--rope-scaling",
                                        "--rope-theta",
                                        "--kv-transfer-config",
-                                       "--enable-expert-parallel",
                                        "--enable-eplb",
                                        "--num-redundant-experts",
                                        "--decode-context-parallel-size",

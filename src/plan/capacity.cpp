@@ -145,14 +145,16 @@ StageCapacity SizeStage(const CapacityResult& r, const StageInputs& in, uint64_t
   st.first_layer = first;
   st.layers = layers;
   const bool last = s + 1 == c.pp;
+  const uint64_t attention_tp = std::max<uint64_t>(1, c.tp / std::max<uint64_t>(1, c.attention_dp));
+  const WeightSplit split{c.tp, c.attention_dp > 1 ? attention_tp : 0, c.expert_parallel};
   st.weights_bytes =
-      StageWeightBytes(in.tensors, in.format, c.tp, st.first_layer, st.layers,
+      StageWeightBytes(in.tensors, in.format, split, st.first_layer, st.layers,
                        s == 0 && st.first_layer == 0, last && !LlamaCppOutputOnCpu(in.model, c));
   if (in.checkpoint_bytes != 0) {
     st.weights_bytes = ScaleToCheckpoint(st.weights_bytes, in.arch_bytes, in.checkpoint_bytes);
   }
   ModelSpec sm = StageModel(in.model, st.first_layer, st.layers);
-  st.kv = ComputeKvCost(sm, in.dtype, c.tp);
+  st.kv = ComputeKvCost(sm, in.dtype, attention_tp);  // attention's ranks hold the heads
   st.bytes_per_token = st.kv.per_token_bytes;
   if (r.kv_cache_groups.empty()) {
     st.block_bytes = CheckedMul(st.bytes_per_token, c.block_size, "block bytes");
@@ -420,8 +422,13 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu,
     CountPagedBlocks(r, t, m, c, dtype);
   }
   if (c.engine == Engine::kSglang) SetSglangRunningCap(r, m, gpu, config.max_num_seqs, c);
-  r.cluster_max_tokens = CheckedMul(r.max_tokens, r.replicas, "cluster tokens");
-  r.cluster_max_requests = CheckedMul(r.max_requests, r.replicas, "cluster requests");
+  // Data-parallel attention: each of a replica's attention groups holds its own requests.
+  r.attention_groups = std::max<uint64_t>(1, c.attention_dp);
+  r.cluster_max_tokens = CheckedMul(CheckedMul(r.max_tokens, r.attention_groups, "cluster tokens"),
+                                    r.replicas, "cluster tokens");
+  r.cluster_max_requests =
+      CheckedMul(CheckedMul(r.max_requests, r.attention_groups, "cluster requests"), r.replicas,
+                 "cluster requests");
   LintGraphHeadroom(r, c);
   r.engine_log = EngineLogLines(m, r, dtype);
   return r;

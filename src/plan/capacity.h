@@ -58,9 +58,18 @@ struct EngineConfig {
   std::string activation_dtype;
   uint64_t quant_group_size = 128;  // int4/int8 per-group scale granularity
 
-  uint64_t tp = 1;             // tensor parallel ranks
-  uint64_t pp = 1;             // pipeline stages
-  uint64_t dp = 1;             // data-parallel replicas
+  uint64_t tp = 1;  // tensor parallel ranks
+  uint64_t pp = 1;  // pipeline stages
+  uint64_t dp = 1;  // data-parallel replicas
+  // Data-parallel attention inside the tp group (SGLang --enable-dp-attention
+  // --dp D, TensorRT-LLM enable_attention_dp: D = tp): D groups of tp / D
+  // ranks each run attention on their own requests, so each GPU's cache
+  // holds requests no other GPU of the group holds. 1: off. Adds no GPUs.
+  uint64_t attention_dp = 1;
+  // Expert parallelism (vLLM --enable-expert-parallel: tp x dp ranks;
+  // SGLang --ep-size, TensorRT-LLM moe_expert_parallel_size): the routed
+  // experts dealt whole over this many ranks. 0: split over tp like any linear.
+  uint64_t expert_parallel = 0;
   uint64_t nodes = 1;          // machines
   uint64_t gpus_per_node = 0;  // 0: tp * pp * dp / nodes (exactly enough)
 
@@ -189,6 +198,8 @@ struct CapacityResult {
   // Parallel layout.
   uint64_t gpus_per_replica = 1;  // tp * pp
   uint64_t replicas = 1;          // dp
+  uint64_t attention_groups = 1;  // data-parallel attention groups in a replica (attention_dp):
+                                  // each GPU's cache serves its own requests
   uint64_t gpus = 1;              // tp * pp * dp
   uint64_t gpus_available = 1;    // nodes * gpus_per_node
 

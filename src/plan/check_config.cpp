@@ -12,6 +12,29 @@ bool DefaultPrefixCaching(Engine e) {
   return e != Engine::kLlamaCpp;
 }
 
+namespace {
+
+/// Data-parallel attention and expert parallelism, each engine's way:
+/// SGLang's --dp-size with --enable-dp-attention counts attention groups
+/// inside the tp group (no more GPUs); TensorRT-LLM's enable_attention_dp
+/// gives every tp rank its own requests; vLLM's --enable-expert-parallel
+/// deals the experts over tp x dp ranks; SGLang's --enable-ep-moe over tp.
+void ApplyMoeLayout(const EngineArgs& a, EngineConfig& c) {
+  if (a.attention_dp.value_or(false)) {
+    if (c.engine == Engine::kSglang) {
+      c.attention_dp = c.dp;
+      c.dp = 1;
+    } else if (c.engine == Engine::kTrtllm) {
+      c.attention_dp = c.tp;
+    }
+  }
+  if (a.expert_parallel.value_or(false))
+    c.expert_parallel = c.engine == Engine::kVllm ? c.tp * c.dp : c.tp;
+  if (a.ep_size) c.expert_parallel = *a.ep_size;
+}
+
+}  // namespace
+
 EngineConfig ToEngineConfig(const DeployConfig& d) {
   EngineConfig c;
   c.engine = ParseEngine(d.engine);
@@ -66,6 +89,7 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   c.host_cache_size = a.host_cache_size.value_or(0);
   c.trtllm_max_tokens = a.trtllm_max_tokens.value_or(0);
   c.num_gpu_blocks_override = a.num_gpu_blocks_override.value_or(0);
+  ApplyMoeLayout(a, c);
   c.max_model_len_auto = a.max_model_len_auto;
   c.enforce_eager = a.enforce_eager.value_or(false);
   c.cuda_graph_max_bs = a.cuda_graph_max_bs.value_or(0);

@@ -213,6 +213,16 @@ std::vector<Lint> LintConfig(const ModelSpec& m, const HardwareSpec& gpu, const 
                         "have {}",
                         c.tp, c.pp, c.dp, per_replica * c.dp, c.nodes, c.gpus_per_node, available));
   }
+  if (c.attention_dp > 1 && c.tp % c.attention_dp != 0) {
+    AddLint(lints, Severity::kError, "attention-dp",
+            fmt::format("data-parallel attention over {} groups needs tp ({}) to be a multiple of "
+                        "it",
+                        c.attention_dp, c.tp));
+  }
+  if (c.expert_parallel > 1 && !m.moe) {
+    AddLint(lints, Severity::kWarning, "expert-parallel",
+            fmt::format("expert parallelism has no effect: {} has no routed experts", m.name));
+  }
   if (c.pp > m.layers) {
     AddLint(lints, Severity::kError, "pp-layers",
             fmt::format("pipeline parallel size {} is more than the {} layers of {}", c.pp,

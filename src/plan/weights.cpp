@@ -318,7 +318,29 @@ uint64_t TensorBytes(const WeightTensor& t, const WeightFormat& f, uint64_t tp) 
   return CheckedMul(CeilDiv(bits, 8), t.copies, "weight bytes");
 }
 
+uint64_t TensorBytes(const WeightTensor& t, const WeightFormat& f, const WeightSplit& split) {
+  // Routed experts (and their biases, one per expert) under expert
+  // parallelism: whole experts dealt over the ranks, the largest share.
+  const bool expert =
+      t.part == TensorPart::kExperts || (t.part == TensorPart::kBias && t.copies > 1);
+  if (expert && split.expert_ranks != 0) {
+    WeightTensor whole = t;
+    whole.copies = CeilDiv(t.copies, split.expert_ranks);
+    return TensorBytes(whole, f, 1);
+  }
+  if (t.part == TensorPart::kAttention && split.attention_tp != 0)
+    return TensorBytes(t, f, split.attention_tp);
+  return TensorBytes(t, f, split.tp);
+}
+
 uint64_t StageWeightBytes(const ModelTensors& t, const WeightFormat& f, uint64_t tp,
+                          uint64_t first_layer, uint64_t layers, bool first_stage,
+                          bool last_stage) {
+  return StageWeightBytes(t, f, WeightSplit{tp, 0, 0}, first_layer, layers, first_stage,
+                          last_stage);
+}
+
+uint64_t StageWeightBytes(const ModelTensors& t, const WeightFormat& f, const WeightSplit& split,
                           uint64_t first_layer, uint64_t layers, bool first_stage,
                           bool last_stage) {
   uint64_t bytes = 0;
@@ -339,11 +361,11 @@ uint64_t StageWeightBytes(const ModelTensors& t, const WeightFormat& f, uint64_t
         here = last_stage;
         break;
     }
-    if (here) bytes = CheckedAdd(bytes, TensorBytes(w, f, tp), "weight bytes");
+    if (here) bytes = CheckedAdd(bytes, TensorBytes(w, f, split), "weight bytes");
   }
   for (uint64_t i = first_layer; i < first_layer + layers && i < t.layers.size(); ++i) {
     for (const WeightTensor& w : t.layers[i])
-      bytes = CheckedAdd(bytes, TensorBytes(w, f, tp), "weight bytes");
+      bytes = CheckedAdd(bytes, TensorBytes(w, f, split), "weight bytes");
   }
   return bytes;
 }

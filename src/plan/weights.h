@@ -62,8 +62,22 @@ uint64_t CountParams(const ModelTensors& tensors);
 /// Parameters by part (whole model), in TensorPart order, zero parts omitted.
 std::vector<std::pair<TensorPart, uint64_t>> ParamsByPart(const ModelTensors& tensors);
 
+/// How one GPU's share of the weights is cut: every tensor over `tp` ranks,
+/// except attention under data-parallel attention (SGLang
+/// --enable-dp-attention, TensorRT-LLM enable_attention_dp: `attention_tp`
+/// ranks, fewer than tp) and the routed experts under expert parallelism
+/// (`expert_ranks` ranks each holding whole experts, none split).
+struct WeightSplit {
+  uint64_t tp = 1;
+  uint64_t attention_tp = 0;  // 0: tp
+  uint64_t expert_ranks = 0;  // 0: experts split over tp like any linear
+};
+
 /// Bytes one tensor takes on one of `tp` ranks in `format`.
 uint64_t TensorBytes(const WeightTensor& t, const WeightFormat& format, uint64_t tp);
+
+/// Bytes one tensor takes on one GPU under `split`.
+uint64_t TensorBytes(const WeightTensor& t, const WeightFormat& format, const WeightSplit& split);
 
 /// Weight bytes of one GPU of one pipeline stage: layers [first, first+n),
 /// plus the embedding on the first stage and lm_head + final norm on the last
@@ -71,6 +85,11 @@ uint64_t TensorBytes(const WeightTensor& t, const WeightFormat& format, uint64_t
 /// second copy on the last stage when pp > 1, as vLLM loads it).
 uint64_t StageWeightBytes(const ModelTensors& tensors, const WeightFormat& format, uint64_t tp,
                           uint64_t first_layer, uint64_t layers, bool first_stage, bool last_stage);
+
+/// The same under `split` (data-parallel attention, expert parallelism).
+uint64_t StageWeightBytes(const ModelTensors& tensors, const WeightFormat& format,
+                          const WeightSplit& split, uint64_t first_layer, uint64_t layers,
+                          bool first_stage, bool last_stage);
 
 /// Where `format`'s 2-D blocks do not tile a tensor-parallel slice, as vLLM
 /// requires of block-quantized fp8 (validate_fp8_block_shape; the MoE

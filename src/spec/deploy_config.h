@@ -53,6 +53,9 @@ struct EngineArgs {
   std::optional<std::string> n_gpu_layers;          // llama.cpp -ngl (a count, all or -1)
   std::optional<std::string> tensor_split;          // llama.cpp -ts (shares, "10,6")
   std::optional<bool> no_kv_offload;                // llama.cpp -nkvo
+  std::optional<bool> attention_dp;     // SGLang enable_dp_attention, TRT-LLM enable_attention_dp
+  std::optional<bool> expert_parallel;  // vLLM enable_expert_parallel, SGLang enable_ep_moe
+  std::optional<uint64_t> ep_size;      // SGLang ep_size, TRT-LLM moe_expert_parallel_size
 
   std::map<std::string, std::string> names;  // field -> the engine's own key
   std::map<std::string, SourcePos> pos;      // field -> where it was set

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli_runner.h"
+#include "plan/check.h"
 #include "spec/engine.h"
 #include "util/error.h"
 
@@ -60,13 +61,13 @@ TEST_CASE("engine lines: SGLang, from its docs") {
   DeployConfig d = ParseEngineCommand(
       "docker run lmsysorg/sglang:v0.4.6.post1-cu124 python3 -m sglang.launch_server "
       "--model-path Qwen/Qwen3-8B --tp 4 --mem-fraction-static 0.85 --context-length 32768 "
-      "--kv-cache-dtype fp8_e4m3 --disable-radix-cache --enable-dp-attention");
+      "--kv-cache-dtype fp8_e4m3 --disable-radix-cache --enable-deepep-moe");
   CHECK(d.args.tp == uint64_t{4});
   CHECK(d.args.max_model_len == uint64_t{32768});
   CHECK(d.args.kv_cache_dtype == std::string("fp8_e4m3"));
   CHECK(d.args.prefix_caching == false);
   CHECK(HasNote(d, "sglang 0.4.6.post1 (the image tag)"));
-  CHECK(d.unmodelled == std::vector<std::string>{"enable_dp_attention"});
+  CHECK(d.unmodelled == std::vector<std::string>{"enable_deepep_moe"});
 }
 
 TEST_CASE("engine lines: llama.cpp, from its docs and guides") {
@@ -144,7 +145,8 @@ TEST_CASE("engine lines: TensorRT-LLM, from its docs") {
   CHECK(d.args.memory_fraction == doctest::Approx(0.8));
   CHECK(d.args.prefix_caching == false);
   CHECK(d.args.kv_cache_dtype == std::string("fp8"));
-  CHECK(d.unmodelled == std::vector<std::string>{"enable_attention_dp"});
+  CHECK(d.args.attention_dp == true);  // modelled: every rank its own requests
+  CHECK(d.unmodelled.empty());
   CHECK(HasNote(d, "ignored (kvplan does not read them): some_new_option"));
   // The pool's own keys: max_gpu_total_bytes, the host pool and max_tokens.
   const std::string pools = WriteFile(dir, "pools.yaml",
@@ -168,6 +170,24 @@ TEST_CASE("engine lines: llama.cpp's -ngl, -ts and -nkvo are read") {
   CHECK_THROWS_WITH(ParseEngineCommand("llama-server -m x.gguf -ts 10,x"),
                     "--engine-args: tensor_split: expected shares such as 10,6 (non-negative "
                     "numbers), got '10,x'");
+}
+
+TEST_CASE("engine lines: data-parallel attention and expert parallelism, each engine's way") {
+  const DeployConfig s = ParseEngineCommand(
+      "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 8 --dp 8 "
+      "--enable-dp-attention");
+  CHECK(s.args.attention_dp == true);
+  CHECK(s.unmodelled.empty());
+  const EngineConfig sc = ToEngineConfig(s);
+  CHECK(sc.attention_dp == 8u);
+  CHECK(sc.dp == 1u);  // the groups are inside the tp group: no more GPUs
+  const EngineConfig vc = ToEngineConfig(
+      ParseEngineCommand("vllm serve deepseek-ai/DeepSeek-V3 -dp 8 --enable-expert-parallel"));
+  CHECK(vc.expert_parallel == 8u);
+  CHECK(vc.dp == 8u);
+  const EngineConfig ep =
+      ToEngineConfig(ParseEngineCommand("vllm serve deepseek-ai/DeepSeek-V3 -tp 2 -dp 4 -ep"));
+  CHECK(ep.expert_parallel == 8u);
 }
 
 TEST_CASE("engine lines: vLLM's block override and max_model_len auto-fit are read") {
@@ -231,13 +251,13 @@ TEST_CASE("engine lines: errors are one line naming the flag") {
 TEST_CASE("check --engine-args: every engine's line checked, --strict on unmodelled flags") {
   auto s = RunKvplan(
       "check --engine-args \"python -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp 2 "
-      "--mem-fraction-static 0.85 --enable-dp-attention\" --gpu h100-sxm --require-concurrency 8");
+      "--mem-fraction-static 0.85 --enable-deepep-moe\" --gpu h100-sxm --require-concurrency 8");
   CHECK(s.exit_code == 0);
   CHECK(s.out.find("qwen3-8b on 2 x h100-sxm, sglang tp 2") != std::string::npos);
   CHECK(s.out.find("not modelled") != std::string::npos);
   auto strict = RunKvplan(
       "check --strict --engine-args \"python -m sglang.launch_server --model-path Qwen/Qwen3-8B "
-      "--tp 2 --enable-dp-attention\" --gpu h100-sxm");
+      "--tp 2 --enable-deepep-moe\" --gpu h100-sxm");
   CHECK(strict.exit_code == 1);
   CHECK(strict.out.find("FAIL  all_flags_modelled") != std::string::npos);
   auto l = RunKvplan(

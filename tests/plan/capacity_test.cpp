@@ -1002,3 +1002,50 @@ TEST_CASE("llama.cpp -ngl and -nkvo: the cache of the CPU's layers, or all of it
   CHECK(host.host_kv_bytes == 64 * per_layer * 32768);
   CHECK(host.fits);
 }
+
+TEST_CASE("MoE layouts: DeepSeek-V3 on 8 x H200 with data-parallel attention or expert parallel") {
+  const ModelSpec m = LoadModel("deepseek-v3");
+  const ModelTensors t = BuildModelTensors(m);
+  EngineConfig c;
+  c.engine = Engine::kSglang;
+  c.max_model_len = 65536;
+  c.tp = 8;
+  CapacityResult tp8 = Run(m, "h200", c);
+  REQUIRE_FALSE(tp8.HasError());
+  // The MLA latent is whole on every rank: 8 GPUs hold the same requests.
+  CHECK(tp8.cluster_max_requests == tp8.max_requests);
+  // SGLang --tp 8 --dp 8 --enable-dp-attention: each GPU attends over its
+  // own requests, with the attention weights whole on every GPU.
+  c.attention_dp = 8;
+  CapacityResult dpa = Run(m, "h200", c);
+  REQUIRE_FALSE(dpa.HasError());
+  CHECK(dpa.gpus == 8);
+  CHECK(dpa.cluster_max_requests == dpa.max_requests * 8);
+  CHECK(dpa.cluster_max_requests > 4 * tp8.cluster_max_requests);
+  const WeightFormat f = ResolvedWeightFormat(m, c);
+  uint64_t attention_whole = 0, attention_split = 0;
+  for (const std::vector<WeightTensor>& layer : t.layers) {
+    for (const WeightTensor& w : layer) {
+      if (w.part != TensorPart::kAttention) continue;
+      attention_whole += TensorBytes(w, f, 1);
+      attention_split += TensorBytes(w, f, 8);
+    }
+  }
+  CHECK(dpa.weights_bytes - tp8.weights_bytes == attention_whole - attention_split);
+  // A tp the groups do not divide is an error.
+  c.attention_dp = 3;
+  CHECK(Run(m, "h200", c).HasError());
+  // vLLM -dp 8 --enable-expert-parallel: 8 one-GPU replicas, each with 32
+  // of the 256 routed experts whole and every other weight.
+  EngineConfig v;
+  v.max_model_len = 65536;
+  v.dp = 8;
+  v.expert_parallel = 8;
+  CapacityResult ep = Run(m, "h200", v);
+  REQUIRE_FALSE(ep.HasError());
+  CHECK(ep.gpus == 8);
+  CHECK(ep.weights_bytes == StageWeightBytes(t, ResolvedWeightFormat(m, v), WeightSplit{1, 0, 8}, 0,
+                                             m.layers, true, true));
+  CHECK(ep.cluster_max_requests == ep.max_requests * 8);
+  CHECK(ep.cluster_max_requests > 4 * tp8.cluster_max_requests);
+}

@@ -253,3 +253,26 @@ TEST_CASE("published checkpoints: an unquantized one counts to its index's total
 }
 
 }  // namespace kvplan
+
+namespace kvplan {
+
+TEST_CASE("weight split: whole experts over expert-parallel ranks, attention over its own ranks") {
+  WeightTensor e;
+  e.part = TensorPart::kExperts;
+  e.linear = true;
+  e.rows = 4096;
+  e.cols = 1024;
+  e.copies = 10;
+  e.split = TpSplit::kColumn;
+  const WeightFormat bf16 = FindWeightFormat("bf16");
+  // tp 4: every expert's rows split; ep 4: ceil(10 / 4) = 3 whole experts.
+  CHECK(TensorBytes(e, bf16, WeightSplit{4, 0, 0}) == 10ull * 1024 * 1024 * 2);
+  CHECK(TensorBytes(e, bf16, WeightSplit{4, 0, 4}) == 3ull * 4096 * 1024 * 2);
+  WeightTensor a = e;
+  a.part = TensorPart::kAttention;
+  a.copies = 1;
+  CHECK(TensorBytes(a, bf16, WeightSplit{8, 1, 0}) == 4096ull * 1024 * 2);  // whole
+  CHECK(TensorBytes(a, bf16, WeightSplit{8, 0, 0}) == 512ull * 1024 * 2);   // tp 8
+}
+
+}  // namespace kvplan
