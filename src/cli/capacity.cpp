@@ -35,6 +35,7 @@ struct CapacityOptions {
   bool no_kv_offload = false;
   bool enable_dp_attention = false;        // SGLang, TensorRT-LLM
   bool enable_expert_parallel = false;     // vLLM
+  bool disable_hybrid = false;             // vLLM
   std::optional<uint64_t> ep_size;         // SGLang, TensorRT-LLM
   std::string flash_attn;                  // -fa on|off|auto
   std::string cache_type_k, cache_type_v;  // -ctk, -ctv
@@ -144,6 +145,8 @@ EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
     }
   }
   only(o.enable_expert_parallel, Engine::kVllm, "--enable-expert-parallel");
+  only(o.disable_hybrid, Engine::kVllm, "--disable-hybrid-kv-cache-manager");
+  c.disable_hybrid_kv_cache_manager = o.disable_hybrid;
   if (o.enable_expert_parallel) c.expert_parallel = c.tp * c.dp;
   if (o.ep_size) {
     if (c.engine != Engine::kSglang && c.engine != Engine::kTrtllm)
@@ -235,6 +238,8 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
   sub->add_flag("--enable-dp-attention", o->enable_dp_attention,
                 "SGLang: --dp attention groups inside the tp group; TensorRT-LLM "
                 "(enable_attention_dp): every rank its own requests");
+  sub->add_flag("--disable-hybrid-kv-cache-manager", o->disable_hybrid,
+                "vLLM: one KV-cache group, sliding-window layers cached in full");
   sub->add_flag("--enable-expert-parallel", o->enable_expert_parallel,
                 "vLLM: the routed experts dealt whole over tp x dp GPUs");
   sub->add_option("--ep-size", o->ep_size,

@@ -308,6 +308,8 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
           a.attention_dp = v;
         else if (f == "expert_parallel")
           a.expert_parallel = v;
+        else if (f == "disable_hybrid")
+          a.disable_hybrid = v;
         break;
       }
       case ArgType::kText:

@@ -21,6 +21,7 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
       {"kv_cache_memory_bytes", "kv_cache_memory_bytes", ArgType::kBytes},
       {"num_gpu_blocks_override", "num_gpu_blocks_override", ArgType::kCount},
       {"enable_expert_parallel", "expert_parallel", ArgType::kBool},
+      {"disable_hybrid_kv_cache_manager", "disable_hybrid", ArgType::kBool},
       {"enforce_eager", "enforce_eager", ArgType::kBool},
       {"max_cudagraph_capture_size", "cuda_graph_max_bs", ArgType::kCount},
       {"dtype", "weight_dtype", ArgType::kText},
@@ -88,7 +89,7 @@ const OtherKeys& OtherKeysFor(const std::string& engine) {
   static const OtherKeys kVllm = {
       {"speculative_config", "cpu_offload_gb", "swap_space", "kv_transfer_config", "enable_lora",
        "max_loras", "max_lora_rank", "limit_mm_per_prompt", "kv_sharing_fast_prefill",
-       "disable_hybrid_kv_cache_manager", "calculate_kv_scales"},
+       "calculate_kv_scales"},
       {"served_model_name",
        "port",
        "host",

@@ -127,6 +127,8 @@ void ApplySwitch(const VllmFlag& flag, const FlagWord& f, DeployConfig& d) {
     d.args.prefix_caching = v;
   else if (std::string(flag.field) == "expert_parallel")
     d.args.expert_parallel = v;
+  else if (std::string(flag.field) == "disable_hybrid")
+    d.args.disable_hybrid = v;
   else
     d.args.enforce_eager = v;
   d.args.names[flag.field] = flag.name;

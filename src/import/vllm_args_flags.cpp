@@ -42,6 +42,8 @@ const std::vector<VllmFlag>& VllmFlags() {
       {"--enforce-eager", "enforce_eager", VllmFlagKind::kFlag},
       {"--enable-expert-parallel", "expert_parallel", VllmFlagKind::kFlag},
       {"--no-enable-expert-parallel", "expert_parallel", VllmFlagKind::kNegFlag},
+      {"--disable-hybrid-kv-cache-manager", "disable_hybrid", VllmFlagKind::kFlag},
+      {"--no-disable-hybrid-kv-cache-manager", "disable_hybrid", VllmFlagKind::kNegFlag},
       {"--no-enforce-eager", "enforce_eager", VllmFlagKind::kNegFlag},
       {"--dtype", "weight_dtype", VllmFlagKind::kText},
       {"--quantization", "quantization", VllmFlagKind::kText},
@@ -96,22 +98,14 @@ bool TakesList(const std::string& name) {
 // kvplan does not model: named apart from the harmless ones, since the
 // figures assume them absent.
 bool ChangesMemory(const std::string& name) {
-  static const char* const kFlags[] = {"--cpu-offload-gb",
-                                       "--speculative-config",
-                                       "--enable-lora",
-                                       "--max-loras",
-                                       "--max-lora-rank",
-                                       "--limit-mm-per-prompt",
-                                       "--mm-encoder-tp-mode",
-                                       "--hf-overrides",
-                                       "--rope-scaling",
-                                       "--rope-theta",
-                                       "--kv-transfer-config",
-                                       "--enable-eplb",
-                                       "--num-redundant-experts",
-                                       "--decode-context-parallel-size",
-                                       "--disable-sliding-window",
-                                       "--disable-hybrid-kv-cache-manager"};
+  static const char* const kFlags[] = {"--cpu-offload-gb",        "--speculative-config",
+                                       "--enable-lora",           "--max-loras",
+                                       "--max-lora-rank",         "--limit-mm-per-prompt",
+                                       "--mm-encoder-tp-mode",    "--hf-overrides",
+                                       "--rope-scaling",          "--rope-theta",
+                                       "--kv-transfer-config",    "--enable-eplb",
+                                       "--num-redundant-experts", "--decode-context-parallel-size",
+                                       "--disable-sliding-window"};
   return Listed(kFlags, name);
 }
 

@@ -349,6 +349,8 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu,
                                const EngineConfig& config) {
   if (config.engine == Engine::kVllm && config.max_model_len_auto)
     return AutoFitMaxModelLen(m, gpu, config);
+  if (config.engine == Engine::kVllm && config.disable_hybrid_kv_cache_manager)
+    return WithoutHybridManager(m, gpu, config);
   CapacityResult r;
   EngineConfig c = ResolveEngineConfig(m, gpu, config);
   StartResult(r, m, gpu, c);

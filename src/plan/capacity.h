@@ -73,13 +73,14 @@ struct EngineConfig {
   uint64_t nodes = 1;          // machines
   uint64_t gpus_per_node = 0;  // 0: tp * pp * dp / nodes (exactly enough)
 
-  uint64_t kv_cache_memory_bytes = 0;     // explicit KV budget per GPU (vLLM); 0: estimate
-  uint64_t max_total_tokens = 0;          // SGLang --max-total-tokens; 0: from memory
-  uint64_t max_gpu_total_bytes = 0;       // TRT-LLM: the KV pool's bytes when set; 0: estimate
-  uint64_t host_cache_size = 0;           // TRT-LLM: a secondary KV pool in host memory, bytes
-  uint64_t num_gpu_blocks_override = 0;   // vLLM --num-gpu-blocks-override; 0: from memory
-  uint64_t trtllm_max_tokens = 0;         // TRT-LLM kv_cache_config.max_tokens; 0: none
-  std::optional<uint64_t> reserve_bytes;  // --reserve: activation/overhead bytes per GPU
+  uint64_t kv_cache_memory_bytes = 0;    // explicit KV budget per GPU (vLLM); 0: estimate
+  uint64_t max_total_tokens = 0;         // SGLang --max-total-tokens; 0: from memory
+  uint64_t max_gpu_total_bytes = 0;      // TRT-LLM: the KV pool's bytes when set; 0: estimate
+  uint64_t host_cache_size = 0;          // TRT-LLM: a secondary KV pool in host memory, bytes
+  uint64_t num_gpu_blocks_override = 0;  // vLLM --num-gpu-blocks-override; 0: from memory
+  bool disable_hybrid_kv_cache_manager = false;  // vLLM: sliding layers cached as full ones
+  uint64_t trtllm_max_tokens = 0;                // TRT-LLM kv_cache_config.max_tokens; 0: none
+  std::optional<uint64_t> reserve_bytes;         // --reserve: activation/overhead bytes per GPU
 
   bool enforce_eager = false;      // no CUDA graphs (vLLM --enforce-eager,
                                    // SGLang --disable-cuda-graph)

@@ -112,6 +112,13 @@ uint64_t StageGroupSize(const std::vector<KvCacheGroup>& groups, uint64_t first,
 CapacityResult AutoFitMaxModelLen(const ModelSpec& m, const HardwareSpec& gpu,
                                   const EngineConfig& config);
 
+/// vLLM --disable-hybrid-kv-cache-manager (unify_hybrid_kv_cache_specs):
+/// beside full-attention layers, sliding and chunked layers keep every token
+/// as full ones do; ComputeCapacity of that model. Without full layers, or
+/// with state layers, vLLM cannot unify the specs: an error lint.
+CapacityResult WithoutHybridManager(const ModelSpec& m, const HardwareSpec& gpu,
+                                    const EngineConfig& config);
+
 /// Blocks one request of `n` tokens holds in one vLLM KV-cache group
 /// (kv_cache_interface.py, max_memory_usage_bytes / page_size_bytes).
 uint64_t VllmGroupBlocks(const KvCacheGroup& g, uint64_t n, uint64_t batched);

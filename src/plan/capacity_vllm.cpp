@@ -196,4 +196,40 @@ CapacityResult AutoFitMaxModelLen(const ModelSpec& m, const HardwareSpec& gpu,
   return r;
 }
 
+CapacityResult WithoutHybridManager(const ModelSpec& m, const HardwareSpec& gpu,
+                                    const EngineConfig& config) {
+  EngineConfig c = config;
+  c.disable_hybrid_kv_cache_manager = false;
+  auto has = [&](auto pred) { return std::any_of(m.groups.begin(), m.groups.end(), pred); };
+  const bool windowed = has([](const LayerGroup& g) {
+    return g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked;
+  });
+  const bool full = has(
+      [](const LayerGroup& g) { return g.kind == LayerKind::kFull || g.kind == LayerKind::kMla; });
+  const bool state = has([](const LayerGroup& g) { return g.kind == LayerKind::kState; });
+  if (!windowed && !state) return ComputeCapacity(m, gpu, c);  // one kind already
+  if (!full || state) {
+    CapacityResult r = ComputeCapacity(m, gpu, c);
+    AddLint(
+        r, Severity::kError, "vllm-hybrid-disabled",
+        fmt::format("with --disable-hybrid-kv-cache-manager vLLM cannot unify {}'s layers "
+                    "into one kind ({}) and refuses to start",
+                    m.name,
+                    state ? "state layers beside attention" : "windows without full attention"));
+    return r;
+  }
+  ModelSpec unified = m;
+  for (LayerGroup& g : unified.groups) {
+    if (g.kind != LayerKind::kSliding && g.kind != LayerKind::kChunked) continue;
+    g.kind = LayerKind::kFull;  // a FullAttentionSpec with its sliding_window noted
+    g.window = 0;
+  }
+  CapacityResult r = ComputeCapacity(unified, gpu, c);
+  r.config.disable_hybrid_kv_cache_manager = true;
+  AddLint(r, Severity::kWarning, "vllm-hybrid-disabled",
+          "--disable-hybrid-kv-cache-manager: vLLM caches every token of the sliding-window "
+          "layers, as full attention");
+  return r;
+}
+
 }  // namespace kvplan

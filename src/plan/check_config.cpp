@@ -90,6 +90,7 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   c.trtllm_max_tokens = a.trtllm_max_tokens.value_or(0);
   c.num_gpu_blocks_override = a.num_gpu_blocks_override.value_or(0);
   ApplyMoeLayout(a, c);
+  c.disable_hybrid_kv_cache_manager = a.disable_hybrid.value_or(false);
   c.max_model_len_auto = a.max_model_len_auto;
   c.enforce_eager = a.enforce_eager.value_or(false);
   c.cuda_graph_max_bs = a.cuda_graph_max_bs.value_or(0);

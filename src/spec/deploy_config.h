@@ -56,6 +56,7 @@ struct EngineArgs {
   std::optional<bool> attention_dp;     // SGLang enable_dp_attention, TRT-LLM enable_attention_dp
   std::optional<bool> expert_parallel;  // vLLM enable_expert_parallel, SGLang enable_ep_moe
   std::optional<uint64_t> ep_size;      // SGLang ep_size, TRT-LLM moe_expert_parallel_size
+  std::optional<bool> disable_hybrid;   // vLLM disable_hybrid_kv_cache_manager
 
   std::map<std::string, std::string> names;  // field -> the engine's own key
   std::map<std::string, SourcePos> pos;      // field -> where it was set

@@ -316,6 +316,13 @@ TEST_CASE("capacity: the engines' own pool knobs") {
   CHECK(RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --num-gpu-blocks-override 100 "
                   "--max-model-len 1600")
             .exit_code == 1);
+  // vLLM without its hybrid manager: one group, the sliding layers in full.
+  auto h = RunKvplan(
+      "capacity gemma-2-9b --gpu h100-sxm --max-model-len 8K --disable-hybrid-kv-cache-manager "
+      "--format json");
+  CHECK(h.exit_code == 0);
+  CHECK(h.out.find("\"kv_cache_groups\"") == std::string::npos);
+  CHECK(h.out.find("vllm-hybrid-disabled") != std::string::npos);
   // Each knob is its engine's.
   ExpectError("capacity llama-3.1-8b --gpu h100-sxm --host-cache-size 1GiB",
               "--host-cache-size is trtllm's flag, not vllm's (or use --engine trtllm)");

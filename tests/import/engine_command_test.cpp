@@ -198,6 +198,8 @@ TEST_CASE("engine lines: vLLM's block override and max_model_len auto-fit are re
   CHECK_FALSE(a.args.max_model_len);
   CHECK(
       ParseEngineCommand("vllm serve Qwen/Qwen3-8B --max-model-len auto").args.max_model_len_auto);
+  CHECK(ParseEngineCommand("vllm serve google/gemma-2-9b --disable-hybrid-kv-cache-manager")
+            .args.disable_hybrid == true);
 }
 
 TEST_CASE("engine lines: vLLM through the same door, its version from the image tag") {

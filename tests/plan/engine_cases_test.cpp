@@ -162,6 +162,8 @@ EngineConfig BuildConfig(Engine engine, const YAML::Node& defaults, const YAML::
         c.kv_unified = v.as<bool>();
       } else if (key == "max_model_len_auto") {
         c.max_model_len_auto = v.as<bool>();
+      } else if (key == "disable_hybrid_kv_cache_manager") {
+        c.disable_hybrid_kv_cache_manager = v.as<bool>();
       } else {
         static const std::map<std::string, uint64_t EngineConfig::*> ints = {
             {"max_model_len", &EngineConfig::max_model_len},
