@@ -53,30 +53,49 @@ uint64_t OptTokens(const std::string& s, const char* flag) {
   return s.empty() ? 0 : ParseTokens(s, flag);
 }
 
-// model_max_context: what llama.cpp's -c 0 stands for.
-EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
-  EngineConfig c = ToEngineConfig(o.deploy);
-  c.n_ctx = OptTokens(o.ctx_size, "--ctx-size");
-  c.n_ctx_from_model = !o.ctx_size.empty() && c.n_ctx == 0;  // llama.cpp: -c 0 = the model's
-  if (!o.ctx_size.empty() && c.engine != Engine::kLlamaCpp) {
-    Fail("-c/--ctx-size is llama.cpp's flag (use --max-model-len or --engine llama.cpp)");
+// Another engine's flag is an error, as -c is.
+void OnlyFor(const EngineConfig& c, bool given, Engine engine, const char* flag) {
+  if (given && c.engine != engine) {
+    Fail("{} is {}'s flag, not {}'s (or use --engine {})", flag, EngineName(engine),
+         EngineName(c.engine), EngineName(engine));
   }
-  // Another engine's flag is an error, as -c above, and so is an explicit 0
-  // (it would have meant the default).
-  const auto only = [&](bool given, Engine engine, const char* flag) {
-    if (given && c.engine != engine) {
-      Fail("{} is {}'s flag, not {}'s (or use --engine {})", flag, EngineName(engine),
-           EngineName(c.engine), EngineName(engine));
-    }
+}
+
+// -ctk and -ctv: kvplan models one cache type for K and V, as a deployment
+// config's cache_type_k/cache_type_v; llama.cpp keeps f16 for the one not
+// given.
+void ApplyCacheTypes(const CapacityOptions& o, EngineConfig& c) {
+  if (o.cache_type_k.empty() && o.cache_type_v.empty()) return;
+  if (o.deploy.kv_cache_dtype != "auto") {
+    Fail("-ctk/-ctv and --kv-cache-dtype both set the cache type: give one");
+  }
+  const std::string k = o.cache_type_k.empty() ? "f16" : o.cache_type_k;
+  const std::string v = o.cache_type_v.empty() ? "f16" : o.cache_type_v;
+  if (k != v) {
+    Fail(
+        "-ctk {} and -ctv {} differ (llama.cpp's default is f16); kvplan models one cache "
+        "type for K and V, so give both, equal",
+        k, v);
+  }
+  FindCacheDtype(k);
+  c.kv_cache_dtype = k;
+}
+
+// llama.cpp's own flags: sequences, batch, cache types, layer placement.
+void ApplyLlamaCppFlags(const CapacityOptions& o, uint64_t model_max_context, EngineConfig& c) {
+  const auto only = [&](bool given, const char* flag) {
+    OnlyFor(c, given, Engine::kLlamaCpp, flag);
   };
-  only(o.n_parallel.has_value(), Engine::kLlamaCpp, "-np/--parallel");
-  only(!o.ubatch.empty(), Engine::kLlamaCpp, "--ubatch-size");
-  only(o.swa_full, Engine::kLlamaCpp, "--swa-full");
-  only(o.kv_unified, Engine::kLlamaCpp, "--kv-unified");
+  only(o.n_parallel.has_value(), "-np/--parallel");
+  only(!o.ubatch.empty(), "--ubatch-size");
+  only(o.swa_full, "--swa-full");
+  only(o.kv_unified, "--kv-unified");
+  only(!o.n_gpu_layers.empty(), "-ngl/--n-gpu-layers");
+  only(!o.tensor_split.empty(), "-ts/--tensor-split");
+  only(o.no_kv_offload, "-nkvo/--no-kv-offload");
+  only(!o.flash_attn.empty(), "-fa/--flash-attn");
+  only(!o.cache_type_k.empty() || !o.cache_type_v.empty(), "-ctk/-ctv");
   c.kv_unified = o.kv_unified;
-  only(!o.n_gpu_layers.empty(), Engine::kLlamaCpp, "-ngl/--n-gpu-layers");
-  only(!o.tensor_split.empty(), Engine::kLlamaCpp, "-ts/--tensor-split");
-  only(o.no_kv_offload, Engine::kLlamaCpp, "-nkvo/--no-kv-offload");
   c.no_kv_offload = o.no_kv_offload;
   if (!o.n_gpu_layers.empty()) c.n_gpu_layers = ParseGpuLayers(o.n_gpu_layers, "-ngl");
   if (!o.tensor_split.empty()) {
@@ -84,31 +103,9 @@ EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
     // llama.cpp splits over every GPU it sees: one share each.
     if (o.deploy.pp == 1) c.pp = c.tensor_split.size();
   }
-  only(!o.flash_attn.empty(), Engine::kLlamaCpp, "-fa/--flash-attn");
-  only(!o.cache_type_k.empty() || !o.cache_type_v.empty(), Engine::kLlamaCpp, "-ctk/-ctv");
   if (!o.flash_attn.empty()) c.flash_attn = o.flash_attn;
-  // -ctk and -ctv: kvplan models one cache type for K and V, as a
-  // deployment config's cache_type_k/cache_type_v; llama.cpp keeps f16 for
-  // the one not given.
-  if (!o.cache_type_k.empty() || !o.cache_type_v.empty()) {
-    if (o.deploy.kv_cache_dtype != "auto") {
-      Fail("-ctk/-ctv and --kv-cache-dtype both set the cache type: give one");
-    }
-    const std::string k = o.cache_type_k.empty() ? "f16" : o.cache_type_k;
-    const std::string v = o.cache_type_v.empty() ? "f16" : o.cache_type_v;
-    if (k != v) {
-      Fail(
-          "-ctk {} and -ctv {} differ (llama.cpp's default is f16); kvplan models one cache "
-          "type for K and V, so give both, equal",
-          k, v);
-    }
-    FindCacheDtype(k);
-    c.kv_cache_dtype = k;
-  }
-  only(!o.max_gpu_total_bytes.empty(), Engine::kTrtllm, "--max-gpu-total-bytes");
-  only(!o.host_cache_size.empty(), Engine::kTrtllm, "--host-cache-size");
-  only(o.num_gpu_blocks_override.has_value(), Engine::kVllm, "--num-gpu-blocks-override");
-  c.num_gpu_blocks_override = o.num_gpu_blocks_override.value_or(0);
+  ApplyCacheTypes(o, c);
+  // An explicit 0 is an error (it would have meant the default).
   if (o.n_parallel == uint64_t{0}) Fail("-np/--parallel: must be at least 1");
   c.n_parallel = o.n_parallel.value_or(0);
   c.n_ubatch = OptTokens(o.ubatch, "--ubatch-size");
@@ -131,7 +128,19 @@ EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
           WithCommas(cells / seqs), c.n_ctx_from_model ? ", -c 0 being the model's context" : "");
     }
   }
-  c.dp = o.dp;
+}
+
+// The paged engines' pool and MoE flags: vLLM's block override, hybrid
+// manager and expert parallelism; SGLang's and TensorRT-LLM's data-parallel
+// attention and expert ranks; TensorRT-LLM's pool and host pool bytes.
+void ApplyPoolFlags(const CapacityOptions& o, EngineConfig& c) {
+  OnlyFor(c, !o.max_gpu_total_bytes.empty(), Engine::kTrtllm, "--max-gpu-total-bytes");
+  OnlyFor(c, !o.host_cache_size.empty(), Engine::kTrtllm, "--host-cache-size");
+  OnlyFor(c, o.num_gpu_blocks_override.has_value(), Engine::kVllm, "--num-gpu-blocks-override");
+  OnlyFor(c, o.enable_expert_parallel, Engine::kVllm, "--enable-expert-parallel");
+  OnlyFor(c, o.disable_hybrid, Engine::kVllm, "--disable-hybrid-kv-cache-manager");
+  c.num_gpu_blocks_override = o.num_gpu_blocks_override.value_or(0);
+  c.disable_hybrid_kv_cache_manager = o.disable_hybrid;
   if (o.enable_dp_attention) {
     if (c.engine == Engine::kSglang) {
       c.attention_dp = c.dp;  // SGLang's --dp-size: attention groups inside tp
@@ -144,9 +153,6 @@ EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
           "--enable-expert-parallel)");
     }
   }
-  only(o.enable_expert_parallel, Engine::kVllm, "--enable-expert-parallel");
-  only(o.disable_hybrid, Engine::kVllm, "--disable-hybrid-kv-cache-manager");
-  c.disable_hybrid_kv_cache_manager = o.disable_hybrid;
   if (o.enable_expert_parallel) c.expert_parallel = c.tp * c.dp;
   if (o.ep_size) {
     if (c.engine != Engine::kSglang && c.engine != Engine::kTrtllm)
@@ -159,6 +165,19 @@ EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
   if (!o.host_cache_size.empty()) {
     c.host_cache_size = ParseBytes(o.host_cache_size, "--host-cache-size");
   }
+}
+
+// model_max_context: what llama.cpp's -c 0 stands for.
+EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
+  EngineConfig c = ToEngineConfig(o.deploy);
+  c.n_ctx = OptTokens(o.ctx_size, "--ctx-size");
+  c.n_ctx_from_model = !o.ctx_size.empty() && c.n_ctx == 0;  // llama.cpp: -c 0 = the model's
+  if (!o.ctx_size.empty() && c.engine != Engine::kLlamaCpp) {
+    Fail("-c/--ctx-size is llama.cpp's flag (use --max-model-len or --engine llama.cpp)");
+  }
+  ApplyLlamaCppFlags(o, model_max_context, c);
+  c.dp = o.dp;
+  ApplyPoolFlags(o, c);
   if (o.cuda_graph_max_bs == uint64_t{0}) {
     Fail("--cuda-graph-max-bs: must be at least 1 (--enforce-eager: no CUDA graphs)");
   }

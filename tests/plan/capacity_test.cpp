@@ -937,17 +937,27 @@ TEST_CASE("llama.cpp: the largest max_model_len is the --concurrency answer at -
   }
 }
 
-TEST_CASE("llama.cpp -ts 10,6: 41 and 23 of 64 layers, 2,788 and 1,564 MiB of q8_0 cache") {
-  // The log issue #38 quotes: "-ts 10,6" over two GPUs, 64 layers of 8 KV
-  // heads x 128 (Qwen2.5-32B's shape), -c 32768 -ctk q8_0 -ctv q8_0:
-  // 2,788.00 and 1,564.00 MiB. llama-model.cpp load_tensors: layer il on the
-  // GPU whose cumulative share first exceeds il / 65 (64 layers + output).
+namespace {
+
+// llama-server -c 32768 -ctk q8_0 -ctv q8_0 -fa on with int4 weights.
+EngineConfig LlamaCppQ8At32K() {
   EngineConfig c;
   c.engine = Engine::kLlamaCpp;
   c.n_ctx = 32768;
   c.kv_cache_dtype = "q8_0";
   c.flash_attn = "on";
   c.weight_dtype = "int4";
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("llama.cpp -ts 10,6: 41 and 23 of 64 layers, 2,788 and 1,564 MiB of q8_0 cache") {
+  // The log issue #38 quotes: "-ts 10,6" over two GPUs, 64 layers of 8 KV
+  // heads x 128 (Qwen2.5-32B's shape), -c 32768 -ctk q8_0 -ctv q8_0:
+  // 2,788.00 and 1,564.00 MiB. llama-model.cpp load_tensors: layer il on the
+  // GPU whose cumulative share first exceeds il / 65 (64 layers + output).
+  EngineConfig c = LlamaCppQ8At32K();
   c.pp = 2;
   c.tensor_split = {10, 6};
   CapacityResult r = Run(LoadModel("qwen2.5-32b"), "rtx-4090", c);
@@ -972,12 +982,7 @@ TEST_CASE("llama.cpp -ts 10,6: 41 and 23 of 64 layers, 2,788 and 1,564 MiB of q8
 }
 
 TEST_CASE("llama.cpp -ngl and -nkvo: the cache of the CPU's layers, or all of it, in host memory") {
-  EngineConfig c;
-  c.engine = Engine::kLlamaCpp;
-  c.n_ctx = 32768;
-  c.kv_cache_dtype = "q8_0";
-  c.flash_attn = "on";
-  c.weight_dtype = "int4";
+  EngineConfig c = LlamaCppQ8At32K();
   const ModelSpec m = LoadModel("qwen2.5-32b");
   const uint64_t per_layer = 8 * 2 * 128 / 32 * 34;  // q8_0 K and V, bytes per token and layer
   CapacityResult all = Run(m, "rtx-4090", c);
