@@ -13,6 +13,7 @@
 #include "cli/deploy_flags.h"
 #include "cli/model_route.h"
 #include "import/resolve.h"
+#include "import/speculative_config.h"
 #include "report/capacity.h"
 #include "spec/cache_dtype.h"
 #include "spec/catalog.h"
@@ -42,6 +43,7 @@ struct CapacityOptions {
   uint64_t dp = 1;
   std::string max_gpu_total_bytes;
   std::string host_cache_size;
+  std::string speculative_config;  // vLLM's JSON: {"method": "mtp"} or {"model": ...}
   std::optional<uint64_t> num_gpu_blocks_override;
   std::optional<uint64_t> cuda_graph_max_bs;
   bool enable_prefix_caching = false;
@@ -192,6 +194,15 @@ bool Run(const CapacityOptions& o) {
   ModelSpec m = LoadModelAndSay(o.model, o.revision);
   HardwareSpec gpu = LoadHardware(o.deploy.gpu);
   EngineConfig config = ToConfig(o, m.max_context);
+  if (!o.speculative_config.empty()) {
+    if (config.engine == Engine::kLlamaCpp)
+      Fail("--speculative-config is for vLLM, SGLang and TensorRT-LLM (llama.cpp: -md)");
+    std::vector<std::string> ignored;
+    const SpeculativeArgs s =
+        ReadSpeculativeConfig(o.speculative_config, "--speculative-config", ignored);
+    ResolveSpeculative(s, m, "--speculative-config", config.mtp_layers, config.draft_model);
+    config.num_speculative_tokens = s.num_tokens;
+  }
   std::optional<uint64_t> concurrency;
   if (!o.concurrency.empty()) {
     concurrency = ParseTokens(o.concurrency, "--concurrency");
@@ -264,6 +275,10 @@ void SetupCapacityCommand(CLI::App& app, int& exit_code) {
   sub->add_option("--ep-size", o->ep_size,
                   "SGLang, TensorRT-LLM: ranks the routed experts are dealt over")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
+  sub->add_option("--speculative-config", o->speculative_config,
+                  "Speculative decoding, as vLLM's JSON: {\"method\": \"mtp\"} serves the model's "
+                  "MTP layers, {\"model\": \"NAME\"} a draft model; its cache and weights are "
+                  "counted");
   sub->add_option("--max-gpu-total-bytes", o->max_gpu_total_bytes,
                   "TensorRT-LLM: the KV pool's bytes (replaces the memory fraction's estimate)");
   sub->add_option("--host-cache-size", o->host_cache_size,

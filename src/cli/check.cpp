@@ -54,7 +54,11 @@ CheckReport CheckConfig(const DeployConfig& d) {
   } catch (const Error& e) {
     Fail("{}gpu: {}", d.gpu_pos.Prefix(), e.what());
   }
-  return RunChecks(model, gpu, d);
+  if (!d.args.speculative) return RunChecks(model, gpu, d);
+  DeployConfig with = d;  // the draft (or MTP layers) resolved against the model
+  ResolveSpeculative(*d.args.speculative, model, "speculative_config", with.speculative_mtp_layers,
+                     with.speculative_draft);
+  return RunChecks(model, gpu, with);
 }
 
 // `message` naming the flag the user gave (--vllm-args or --engine-args)

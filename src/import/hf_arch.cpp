@@ -334,6 +334,7 @@ void ReadWeightShapes(const Config& c, const Arch& a, Draft& d) {
     }
     s.intermediate_size = *inner;
   }
+  s.mtp_layers = std::min<uint64_t>(c.U("num_nextn_predict_layers").value_or(0), 16);
   std::optional<bool> tie = c.B("tie_word_embeddings");
   s.tie_embeddings = tie.value_or(a.default_tie);
   if (!tie) {

@@ -102,6 +102,7 @@ std::string EmitSpecYaml(const Draft& d, const std::string& file) {
   Line(out, 0, "mlp", s.mlp);
   Line(out, 0, "attention_bias", s.attention_bias ? "true" : "false", why("attention_bias"));
   Line(out, 0, "norm", s.norm);
+  if (s.mtp_layers) num("mtp_layers", s.mtp_layers);
   if (s.moe) {
     const MoeSpec& m = *s.moe;
     out += "moe:" + std::string(34, ' ') + "# " + why("moe") + "\n";

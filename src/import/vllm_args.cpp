@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "import/speculative_config.h"
 #include "import/vllm_args_internal.h"
 #include "plan/weights.h"
 #include "spec/cache_dtype.h"
@@ -178,6 +179,12 @@ void ApplyValue(const VllmFlag& flag, const std::string& name, const std::string
         d.args.kv_cache_dtype = value;
       } else if (field == "quantization") {
         d.args.quantization = value;
+      } else if (field == "speculative") {
+        std::vector<std::string> ignored;
+        d.args.speculative = ReadSpeculativeConfig(value, "--vllm-args: " + name, ignored);
+        if (!ignored.empty())
+          d.notes.push_back(
+              fmt::format("ignored (no effect on the KV cache): {}", fmt::join(ignored, ", ")));
       } else {
         d.args.weight_dtype = value;
       }

@@ -47,6 +47,7 @@ const std::vector<VllmFlag>& VllmFlags() {
       {"--no-enforce-eager", "enforce_eager", VllmFlagKind::kNegFlag},
       {"--dtype", "weight_dtype", VllmFlagKind::kText},
       {"--quantization", "quantization", VllmFlagKind::kText},
+      {"--speculative-config", "speculative", VllmFlagKind::kText},
   };
   return kFlags;
 }
@@ -98,13 +99,19 @@ bool TakesList(const std::string& name) {
 // kvplan does not model: named apart from the harmless ones, since the
 // figures assume them absent.
 bool ChangesMemory(const std::string& name) {
-  static const char* const kFlags[] = {"--cpu-offload-gb",        "--speculative-config",
-                                       "--enable-lora",           "--max-loras",
-                                       "--max-lora-rank",         "--limit-mm-per-prompt",
-                                       "--mm-encoder-tp-mode",    "--hf-overrides",
-                                       "--rope-scaling",          "--rope-theta",
-                                       "--kv-transfer-config",    "--enable-eplb",
-                                       "--num-redundant-experts", "--decode-context-parallel-size",
+  static const char* const kFlags[] = {"--cpu-offload-gb",
+                                       "--enable-lora",
+                                       "--max-loras",
+                                       "--max-lora-rank",
+                                       "--limit-mm-per-prompt",
+                                       "--mm-encoder-tp-mode",
+                                       "--hf-overrides",
+                                       "--rope-scaling",
+                                       "--rope-theta",
+                                       "--kv-transfer-config",
+                                       "--enable-eplb",
+                                       "--num-redundant-experts",
+                                       "--decode-context-parallel-size",
                                        "--disable-sliding-window"};
   return Listed(kFlags, name);
 }

@@ -42,8 +42,6 @@ uint64_t KeyBytesPerToken(const GroupCost& g, const CacheDtype& dtype) {
   return CheckedMul(g.kv_heads * dtype.VectorBytes(g.head_dim), g.layers);
 }
 
-namespace {
-
 /// The part of `model` that one pipeline stage holds: the same groups with
 /// their layer counts restricted to [first, first + n).
 ModelSpec StageModel(const ModelSpec& m, uint64_t first, uint64_t n) {
@@ -54,6 +52,8 @@ ModelSpec StageModel(const ModelSpec& m, uint64_t first, uint64_t n) {
   s.layers = n;
   return s;
 }
+
+namespace {
 
 /// The figures that need no sizing: the resolved config, its lints, the
 /// parallel layout and the memory the engine sees.
@@ -155,6 +155,12 @@ StageCapacity SizeStage(const CapacityResult& r, const StageInputs& in, uint64_t
   }
   ModelSpec sm = StageModel(in.model, st.first_layer, st.layers);
   st.kv = ComputeKvCost(sm, in.dtype, attention_tp);  // attention's ranks hold the heads
+  if (last && (c.mtp_layers != 0 || c.draft_model)) {
+    st.weights_bytes = CheckedAdd(
+        st.weights_bytes,
+        AddSpeculative(in.model, in.tensors, in.format, in.dtype, c, split, attention_tp, st.kv),
+        "weight bytes");
+  }
   st.bytes_per_token = st.kv.per_token_bytes;
   if (r.kv_cache_groups.empty()) {
     st.block_bytes = CheckedMul(st.bytes_per_token, c.block_size, "block bytes");
@@ -364,6 +370,11 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu,
   const ModelTensors tensors = BuildModelTensors(m);
   r.reserve = ModelReserve(m, gpu, c);
   if (c.engine == Engine::kVllm && !ApplyVllmLayout(r, m, dtype, c)) return r;
+  if ((c.mtp_layers != 0 || c.draft_model) && !r.kv_cache_groups.empty()) {
+    AddLint(r, Severity::kWarning, "speculative-hybrid",
+            "speculative decoding with a hybrid model: the draft's weights are counted, but its "
+            "layers are not placed in vLLM's KV-cache groups (the cache figures leave them out)");
+  }
   r.usable_bytes = UsableBytes(r.total_memory_bytes, c);
 
   std::vector<uint64_t> trt_free;  // TRT-LLM: memory free after loading, per stage

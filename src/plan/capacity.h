@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,6 +79,12 @@ struct EngineConfig {
   uint64_t max_gpu_total_bytes = 0;      // TRT-LLM: the KV pool's bytes when set; 0: estimate
   uint64_t host_cache_size = 0;          // TRT-LLM: a secondary KV pool in host memory, bytes
   uint64_t num_gpu_blocks_override = 0;  // vLLM --num-gpu-blocks-override; 0: from memory
+  // Speculative decoding (vLLM --speculative-config): the draft's cache and
+  // weights beside the target's on the last stage. mtp_layers: the model's
+  // own MTP layers served (method mtp); draft_model: a separate draft.
+  uint64_t mtp_layers = 0;
+  std::shared_ptr<const ModelSpec> draft_model;
+  uint64_t num_speculative_tokens = 0;           // tokens proposed a step (recorded)
   bool disable_hybrid_kv_cache_manager = false;  // vLLM: sliding layers cached as full ones
   uint64_t trtllm_max_tokens = 0;                // TRT-LLM kv_cache_config.max_tokens; 0: none
   std::optional<uint64_t> reserve_bytes;         // --reserve: activation/overhead bytes per GPU

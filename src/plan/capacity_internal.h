@@ -12,6 +12,7 @@
 
 #include "plan/capacity.h"
 #include "plan/kv.h"
+#include "plan/weights.h"
 #include "spec/cache_dtype.h"
 #include "spec/model_spec.h"
 
@@ -70,6 +71,18 @@ uint64_t LlamaCppAllocBytes(const KvCost& kv, const EngineConfig& c);
 /// tightest stage `t`: llama.cpp allocates n_ctx cells whatever the budget.
 void CountLlamaCppCells(CapacityResult& r, const StageCapacity& t, const EngineConfig& c,
                         const CacheDtype& dtype);
+
+// --- speculative decoding (capacity_speculative.cpp) ---
+
+/// The model's layers [first, first + n) as a model of their own (capacity.cpp).
+ModelSpec StageModel(const ModelSpec& m, uint64_t first, uint64_t n);
+
+/// Speculative decoding on the last stage: appends the MTP layers' (c.mtp_layers)
+/// or the draft model's (c.draft_model) cache to `kv` and returns their
+/// weights' bytes on one GPU.
+uint64_t AddSpeculative(const ModelSpec& m, const ModelTensors& tensors, const WeightFormat& format,
+                        const CacheDtype& dtype, const EngineConfig& c, const WeightSplit& split,
+                        uint64_t attention_tp, KvCost& kv);
 
 // --- TensorRT-LLM's variable sliding windows (capacity_trtllm.cpp) ---
 

@@ -90,6 +90,9 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   c.trtllm_max_tokens = a.trtllm_max_tokens.value_or(0);
   c.num_gpu_blocks_override = a.num_gpu_blocks_override.value_or(0);
   ApplyMoeLayout(a, c);
+  c.mtp_layers = d.speculative_mtp_layers;
+  c.draft_model = d.speculative_draft;
+  if (a.speculative) c.num_speculative_tokens = a.speculative->num_tokens;
   c.disable_hybrid_kv_cache_manager = a.disable_hybrid.value_or(false);
   c.max_model_len_auto = a.max_model_len_auto;
   c.enforce_eager = a.enforce_eager.value_or(false);

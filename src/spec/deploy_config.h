@@ -9,10 +9,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "spec/model_spec.h"
 #include "util/error.h"
 
 namespace kvplan {
@@ -20,6 +22,20 @@ namespace kvplan {
 /// The engine flags kvplan models, engine-neutral. Unset fields take the
 /// engine's default. `names` maps each field set to the key the user wrote
 /// (e.g. max_model_len -> "context_length" for SGLang) and `pos` to where.
+/// Speculative decoding as vLLM's --speculative-config gives it.
+struct SpeculativeArgs {
+  std::string method;  // mtp, deepseek_mtp, eagle, eagle3, draft_model, ngram, ...
+  std::string model;   // the draft model ("": none, or the model's own MTP layers)
+  uint64_t num_tokens = 0;
+
+  /// The methods that serve the model's own MTP layers: mtp, deepseek_mtp
+  /// and the other *_mtp names vLLM rewrites to mtp.
+  bool Mtp() const {
+    return method == "mtp" ||
+           (method.size() > 4 && method.compare(method.size() - 4, 4, "_mtp") == 0);
+  }
+};
+
 struct EngineArgs {
   std::optional<uint64_t> max_model_len;      // vLLM max_model_len, SGLang context_length,
                                               // TRT-LLM max_seq_len, llama.cpp ctx_size/parallel
@@ -57,6 +73,7 @@ struct EngineArgs {
   std::optional<bool> expert_parallel;  // vLLM enable_expert_parallel, SGLang enable_ep_moe
   std::optional<uint64_t> ep_size;      // SGLang ep_size, TRT-LLM moe_expert_parallel_size
   std::optional<bool> disable_hybrid;   // vLLM disable_hybrid_kv_cache_manager
+  std::optional<SpeculativeArgs> speculative;  // vLLM speculative_config
 
   std::map<std::string, std::string> names;  // field -> the engine's own key
   std::map<std::string, SourcePos> pos;      // field -> where it was set
@@ -110,6 +127,10 @@ struct DeployConfig {
   std::string gpu;                      // catalog name or a spec/profile path (resolved likewise)
   uint64_t gpu_count = 0;               // 0: exactly tp * pp * dp
   std::string engine = "vllm";
+  // Speculative decoding resolved against the model (cli/check): the MTP
+  // layers served, or the draft model loaded.
+  uint64_t speculative_mtp_layers = 0;
+  std::shared_ptr<const ModelSpec> speculative_draft;
   std::optional<uint64_t> vllm_version;  // engine.version (vLLM only); unset: the latest
   // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0|1 before a vLLM command line
   // or in engine.env; unset: the version's default.

@@ -223,33 +223,15 @@ void ParseLayerGroups(MapReader& r, const std::string& file, ModelSpec& s) {
 
 ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
   YAML::Node root = ParseYaml(text, file);
-  MapReader r(root, file, "model spec",
-              {"name",
-               "hf_repo",
-               "source",
-               "architecture",
-               "layers",
-               "hidden_size",
-               "query_heads",
-               "kv_heads",
-               "head_dim",
-               "v_head_dim",
-               "max_context",
-               "params",
-               "weight_dtype",
-               "vocab_size",
-               "intermediate_size",
-               "tie_embeddings",
-               "mlp",
-               "attention_bias",
-               "norm",
-               "attention",
-               "params_source",
-               "moe",
-               "mla",
-               "mamba",
-               "quantization",
-               "layer_groups"});
+  MapReader r(root, file, "model spec", {"name",           "hf_repo",      "source",
+                                         "architecture",   "layers",       "hidden_size",
+                                         "query_heads",    "kv_heads",     "head_dim",
+                                         "v_head_dim",     "max_context",  "params",
+                                         "weight_dtype",   "vocab_size",   "intermediate_size",
+                                         "tie_embeddings", "mlp",          "attention_bias",
+                                         "norm",           "mtp_layers",   "attention",
+                                         "params_source",  "moe",          "mla",
+                                         "mamba",          "quantization", "layer_groups"});
   ModelSpec s;
   s.origin = file;
   for (const auto& it : root) {
@@ -281,6 +263,11 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
   s.norm = r.OptStr("norm").value_or("rms");
   if (s.norm != "rms" && s.norm != "layernorm") {
     Fail("{}norm: must be 'rms' or 'layernorm', got '{}'", r.Pos("norm").Prefix(), s.norm);
+  }
+  s.mtp_layers = r.OptU64("mtp_layers").value_or(0);
+  if (s.mtp_layers > 16) {
+    Fail("{}mtp_layers: {} multi-token-prediction layers is more than 16",
+         r.Pos("mtp_layers").Prefix(), s.mtp_layers);
   }
   s.attention_stated = r.OptStr("attention").value_or("");
   r.OptStr("params_source");  // documentation only

@@ -118,6 +118,10 @@ struct ModelSpec {
   std::string mlp = "gated";  // gated (3 matrices) | plain (2 matrices)
   bool attention_bias = false;
   std::string norm = "rms";  // rms | layernorm
+  // num_nextn_predict_layers: multi-token-prediction layers stored beside the
+  // model (DeepSeek-V3: 1), counted in neither `layers` nor `params`; served
+  // only under speculative decoding (vLLM --speculative-config method mtp).
+  uint64_t mtp_layers = 0;
 
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;

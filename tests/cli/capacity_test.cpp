@@ -323,6 +323,20 @@ TEST_CASE("capacity: the engines' own pool knobs") {
   CHECK(h.exit_code == 0);
   CHECK(h.out.find("\"kv_cache_groups\"") == std::string::npos);
   CHECK(h.out.find("vllm-hybrid-disabled") != std::string::npos);
+  // Speculative decoding: DeepSeek-V3's MTP layer, or a catalog draft model.
+  auto mtp = RunKvplan(
+      "capacity deepseek-v3 --gpu h200 -tp 8 --max-model-len 32K --speculative-config "
+      "'{\"method\": \"mtp\", \"num_speculative_tokens\": 1}' --format json");
+  CHECK(mtp.exit_code == 0);
+  CHECK(mtp.out.find("\"bytes_per_token\": 71424") != std::string::npos);  // 62 x 1,152
+  auto draft = RunKvplan(
+      "capacity llama-3.1-70b --gpu h100-sxm -tp 4 --max-model-len 32K --speculative-config "
+      "'{\"model\": \"llama-3.2-1b\", \"num_speculative_tokens\": 5}' --format json");
+  CHECK(draft.exit_code == 0);
+  CHECK(draft.out.find("\"bytes_per_token\": 90112") != std::string::npos);
+  ExpectError("capacity llama-3.1-8b --gpu h100-sxm --speculative-config '{\"method\": \"mtp\"}'",
+              "--speculative-config: method mtp: llama-3.1-8b has no MTP layers "
+              "(num_nextn_predict_layers 0); give a draft model");
   // Each knob is its engine's.
   ExpectError("capacity llama-3.1-8b --gpu h100-sxm --host-cache-size 1GiB",
               "--host-cache-size is trtllm's flag, not vllm's (or use --engine trtllm)");

@@ -190,6 +190,29 @@ TEST_CASE("engine lines: data-parallel attention and expert parallelism, each en
   CHECK(ep.expert_parallel == 8u);
 }
 
+TEST_CASE("engine lines: vLLM's --speculative-config is read") {
+  const DeployConfig a = ParseEngineCommand(
+      "vllm serve deepseek-ai/DeepSeek-V3 -tp 8 --speculative-config "
+      "'{\"method\": \"deepseek_mtp\", \"num_speculative_tokens\": 1, "
+      "\"draft_tensor_parallel_size\": 8}'");
+  REQUIRE(a.args.speculative);
+  CHECK(a.args.speculative->Mtp());
+  CHECK(a.args.speculative->num_tokens == 1u);
+  CHECK(HasNote(
+      a, "ignored (no effect on the KV cache): speculative_config.draft_tensor_parallel_size"));
+  const DeployConfig b = ParseEngineCommand(
+      "vllm serve meta-llama/Llama-3.1-70B-Instruct --speculative-config "
+      "'{\"model\": \"meta-llama/Llama-3.2-1B\", \"num_speculative_tokens\": 5}'");
+  REQUIRE(b.args.speculative);
+  CHECK_FALSE(b.args.speculative->Mtp());
+  CHECK(b.args.speculative->model == "meta-llama/Llama-3.2-1B");
+  CHECK_THROWS_WITH(ParseEngineCommand("vllm serve m --speculative-config '{\"method\": mtp}'"),
+                    doctest::Contains("--speculative-config: not valid JSON"));
+  CHECK_THROWS_WITH(
+      ParseEngineCommand("vllm serve m --speculative-config '{\"num_speculative_tokens\": 0}'"),
+      "--vllm-args: --speculative-config: num_speculative_tokens: expected 1 to 1024, got 0");
+}
+
 TEST_CASE("engine lines: vLLM's block override and max_model_len auto-fit are read") {
   DeployConfig a = ParseEngineCommand(
       "vllm serve Qwen/Qwen3-8B --num-gpu-blocks-override 512 --max-model-len -1");

@@ -1054,3 +1054,42 @@ TEST_CASE("MoE layouts: DeepSeek-V3 on 8 x H200 with data-parallel attention or 
   CHECK(ep.cluster_max_requests == ep.max_requests * 8);
   CHECK(ep.cluster_max_requests > 4 * tp8.cluster_max_requests);
 }
+
+TEST_CASE("speculative decoding: MTP layers and a draft model in the cache and the weights") {
+  // DeepSeek-V3's one MTP layer (num_nextn_predict_layers 1) is its last
+  // layer again: one more MLA latent of 576 x 2 bytes a token, and that
+  // layer's weights with the MTP module's eh_proj, norms, embedding and head.
+  const ModelSpec m = LoadModel("deepseek-v3");
+  REQUIRE(m.mtp_layers == 1);
+  EngineConfig c;
+  c.max_model_len = 32768;
+  c.tp = 8;
+  CapacityResult base = Run(m, "h200", c);
+  c.mtp_layers = 1;
+  CapacityResult mtp = Run(m, "h200", c);
+  REQUIRE_FALSE(mtp.HasError());
+  CHECK(base.bytes_per_token == 61 * 1152);
+  CHECK(mtp.bytes_per_token == 62 * 1152);
+  const ModelTensors t = BuildModelTensors(m);
+  const WeightFormat f = ResolvedWeightFormat(m, c);
+  const WeightSplit split{8, 0, 0};
+  const uint64_t h = m.hidden_size;
+  CHECK(mtp.weights_bytes - base.weights_bytes ==
+        StageWeightBytes(t, f, split, 60, 1, false, false) + 2 * h * h * 2 + 3 * h * 2 +
+            StageWeightBytes(t, f, split, 0, 0, true, true));
+  CHECK(mtp.max_tokens < base.max_tokens);
+  // A draft model: Llama-3.2-1B beside Llama-3.1-70B at tp 4, each rank
+  // holding 2 of the draft's 8 KV heads of 64 as of the target's 8 of 128.
+  const ModelSpec target = LoadModel("llama-3.1-70b");
+  EngineConfig d;
+  d.max_model_len = 32768;
+  d.tp = 4;
+  CapacityResult alone = Run(target, "h100-sxm", d);
+  d.draft_model = std::make_shared<const ModelSpec>(LoadModel("llama-3.2-1b"));
+  CapacityResult drafted = Run(target, "h100-sxm", d);
+  CHECK(alone.bytes_per_token == 80 * 2 * 128 * 2 * 2);
+  CHECK(drafted.bytes_per_token == 80 * 2 * 128 * 2 * 2 + 16 * 2 * 64 * 2 * 2);
+  const ModelTensors dt = BuildModelTensors(*d.draft_model);
+  CHECK(drafted.weights_bytes - alone.weights_bytes ==
+        StageWeightBytes(dt, FindWeightFormat("bf16"), WeightSplit{4, 0, 0}, 0, 16, true, true));
+}
