@@ -1104,7 +1104,9 @@ TEST_CASE("--vllm-args names the flags that change memory kvplan does not model"
         "(did you mean '--enable-prefix-caching'?), --port ...");
   CHECK(d.notes[1] ==
         "not modelled (they change the memory left for the KV cache; the figures assume them "
-        "absent): --cpu-offload-gb ..., --speculative-config ...");
+        "absent): --cpu-offload-gb ...");
+  REQUIRE(d.args.speculative);  // modelled: the draft's cache and weights
+  CHECK(d.args.speculative->model == "d");
   CHECK(d.args.num_gpu_blocks_override == 100u);  // modelled: the block count
   // vLLM's ROCm image has the same entrypoint.
   CHECK(ParseVllmCommand("docker run --device /dev/kfd vllm/vllm-openai-rocm:v0.10.1 --model m")
