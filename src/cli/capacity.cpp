@@ -143,24 +143,14 @@ void ApplyPoolFlags(const CapacityOptions& o, EngineConfig& c) {
   OnlyFor(c, o.disable_hybrid, Engine::kVllm, "--disable-hybrid-kv-cache-manager");
   c.num_gpu_blocks_override = o.num_gpu_blocks_override.value_or(0);
   c.disable_hybrid_kv_cache_manager = o.disable_hybrid;
-  if (o.enable_dp_attention) {
-    if (c.engine == Engine::kSglang) {
-      c.attention_dp = c.dp;  // SGLang's --dp-size: attention groups inside tp
-      c.dp = 1;
-    } else if (c.engine == Engine::kTrtllm) {
-      c.attention_dp = c.tp;  // every rank its own requests
-    } else {
-      Fail(
-          "--enable-dp-attention is SGLang's and TensorRT-LLM's (vLLM: --dp with "
-          "--enable-expert-parallel)");
-    }
+  if (o.enable_dp_attention && c.engine != Engine::kSglang && c.engine != Engine::kTrtllm) {
+    Fail(
+        "--enable-dp-attention is SGLang's and TensorRT-LLM's (vLLM: --dp with "
+        "--enable-expert-parallel)");
   }
-  if (o.enable_expert_parallel) c.expert_parallel = c.tp * c.dp;
-  if (o.ep_size) {
-    if (c.engine != Engine::kSglang && c.engine != Engine::kTrtllm)
-      Fail("--ep-size is SGLang's and TensorRT-LLM's (vLLM: --enable-expert-parallel)");
-    c.expert_parallel = *o.ep_size;
-  }
+  if (o.ep_size && c.engine != Engine::kSglang && c.engine != Engine::kTrtllm)
+    Fail("--ep-size is SGLang's and TensorRT-LLM's (vLLM: --enable-expert-parallel)");
+  ApplyMoeLayout(c, o.enable_dp_attention, o.enable_expert_parallel, o.ep_size);
   if (!o.max_gpu_total_bytes.empty()) {
     c.max_gpu_total_bytes = ParseBytes(o.max_gpu_total_bytes, "--max-gpu-total-bytes");
   }

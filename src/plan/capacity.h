@@ -304,6 +304,16 @@ struct CapacityResult {
   bool FitsAtConcurrency(uint64_t tokens, uint64_t concurrency) const;
 };
 
+/// Data-parallel attention and expert parallelism, each engine's way, on a
+/// config whose tp and dp are set: SGLang's dp with DP attention counts
+/// attention groups inside tp (dp becomes 1: no more GPUs); TensorRT-LLM's
+/// enable_attention_dp gives every tp rank its own requests; expert
+/// parallelism deals the experts over tp x dp ranks (vLLM) or tp (SGLang's
+/// --enable-ep-moe), or over `ep_size` ranks when given. Other engines'
+/// DP attention is left alone.
+void ApplyMoeLayout(EngineConfig& c, bool dp_attention, bool expert_parallel,
+                    std::optional<uint64_t> ep_size);
+
 /// Fills every zero/default field of `config` with the engine's default for
 /// this model and GPU (e.g. vLLM max_num_batched_tokens 8192 on >= 70 GiB GPUs).
 EngineConfig ResolveEngineConfig(const ModelSpec& model, const HardwareSpec& gpu,

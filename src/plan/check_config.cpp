@@ -12,29 +12,6 @@ bool DefaultPrefixCaching(Engine e) {
   return e != Engine::kLlamaCpp;
 }
 
-namespace {
-
-/// Data-parallel attention and expert parallelism, each engine's way:
-/// SGLang's --dp-size with --enable-dp-attention counts attention groups
-/// inside the tp group (no more GPUs); TensorRT-LLM's enable_attention_dp
-/// gives every tp rank its own requests; vLLM's --enable-expert-parallel
-/// deals the experts over tp x dp ranks; SGLang's --enable-ep-moe over tp.
-void ApplyMoeLayout(const EngineArgs& a, EngineConfig& c) {
-  if (a.attention_dp.value_or(false)) {
-    if (c.engine == Engine::kSglang) {
-      c.attention_dp = c.dp;
-      c.dp = 1;
-    } else if (c.engine == Engine::kTrtllm) {
-      c.attention_dp = c.tp;
-    }
-  }
-  if (a.expert_parallel.value_or(false))
-    c.expert_parallel = c.engine == Engine::kVllm ? c.tp * c.dp : c.tp;
-  if (a.ep_size) c.expert_parallel = *a.ep_size;
-}
-
-}  // namespace
-
 EngineConfig ToEngineConfig(const DeployConfig& d) {
   EngineConfig c;
   c.engine = ParseEngine(d.engine);
@@ -70,6 +47,13 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   c.tp = a.tp.value_or(1);
   c.pp = a.pp.value_or(1);
   c.dp = a.dp.value_or(1);
+  // The layout before the GPUs are counted: SGLang's DP attention groups are
+  // inside tp (no more GPUs), and llama.cpp's -ts names one GPU a share.
+  ApplyMoeLayout(c, a.attention_dp.value_or(false), a.expert_parallel.value_or(false), a.ep_size);
+  if (c.engine == Engine::kLlamaCpp && a.tensor_split) {
+    c.tensor_split = ParseTensorSplit(*a.tensor_split, "tensor_split");
+    if (!a.pp) c.pp = c.tensor_split.size();  // llama.cpp splits over every GPU it sees
+  }
   // Each of tp, pp and dp is bounded where it is read; their product is the
   // GPUs the config asks for, bounded as hardware.count is (each under 2^16,
   // so the product cannot wrap).
@@ -89,7 +73,6 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   c.host_cache_size = a.host_cache_size.value_or(0);
   c.trtllm_max_tokens = a.trtllm_max_tokens.value_or(0);
   c.num_gpu_blocks_override = a.num_gpu_blocks_override.value_or(0);
-  ApplyMoeLayout(a, c);
   c.mtp_layers = d.speculative_mtp_layers;
   c.draft_model = d.speculative_draft;
   if (a.speculative) c.num_speculative_tokens = a.speculative->num_tokens;
@@ -109,10 +92,6 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
     c.kv_unified = a.kv_unified.value_or(false);
     c.no_kv_offload = a.no_kv_offload.value_or(false);
     if (a.n_gpu_layers) c.n_gpu_layers = ParseGpuLayers(*a.n_gpu_layers, "n_gpu_layers");
-    if (a.tensor_split) {
-      c.tensor_split = ParseTensorSplit(*a.tensor_split, "tensor_split");
-      if (!a.pp) c.pp = c.tensor_split.size();  // llama.cpp splits over every GPU it sees
-    }
     c.max_model_len = 0;
     c.max_num_seqs = 0;
     c.max_num_batched_tokens = 0;

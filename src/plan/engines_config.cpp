@@ -40,6 +40,18 @@ std::string ResolvedCacheDtype(const ModelSpec& m, const EngineConfig& c) {
   return std::string(AutoCacheDtype(m.weight_dtype == "fp32" ? "bf16" : m.weight_dtype));
 }
 
+void ApplyMoeLayout(EngineConfig& c, bool dp_attention, bool expert_parallel,
+                    std::optional<uint64_t> ep_size) {
+  if (dp_attention && c.engine == Engine::kSglang) {
+    c.attention_dp = c.dp;
+    c.dp = 1;
+  } else if (dp_attention && c.engine == Engine::kTrtllm) {
+    c.attention_dp = c.tp;
+  }
+  if (expert_parallel) c.expert_parallel = c.engine == Engine::kVllm ? c.tp * c.dp : c.tp;
+  if (ep_size) c.expert_parallel = *ep_size;
+}
+
 EngineConfig ResolveEngineConfig(const ModelSpec& m, const HardwareSpec& gpu,
                                  const EngineConfig& in) {
   EngineConfig c = in;

@@ -339,25 +339,21 @@ Json CapacityJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRes
   // vLLM: every block but the null block; from 0.29 what requests are planned against.
   j.Set("usable_blocks", r.UsableBlocks());
   j.Set("max_tokens", r.max_tokens);
-  if (r.config.engine == Engine::kTrtllm) {
-    j.Set("host_cache_bytes", r.host_bytes);
-  }
   if (r.config.engine == Engine::kLlamaCpp) {
     j.Set("host_layers", r.host_layers);
     j.Set("host_kv_bytes", r.host_kv_bytes);
     j.Set("host_weights_bytes", r.host_weights_bytes);
   }
-  if (r.config.engine == Engine::kTrtllm) {
-    if (!r.trtllm_windows.empty()) {
-      Json windows = Json::MakeArray();
-      for (const TrtllmWindow& w : r.trtllm_windows) {
-        Json o = Json::MakeObject();
-        o.Set("window", w.window);
-        o.Set("layers", w.layers);
-        windows.Push(std::move(o));
-      }
-      j.Set("attention_windows", std::move(windows));
+  if (r.config.engine == Engine::kTrtllm) j.Set("host_cache_bytes", r.host_bytes);
+  if (!r.trtllm_windows.empty()) {  // TensorRT-LLM with several windows
+    Json windows = Json::MakeArray();
+    for (const TrtllmWindow& w : r.trtllm_windows) {
+      Json o = Json::MakeObject();
+      o.Set("window", w.window);
+      o.Set("layers", w.layers);
+      windows.Push(std::move(o));
     }
+    j.Set("attention_windows", std::move(windows));
   }
   j.Set("request_bytes", r.request_bytes);
   j.Set("request_block_bytes",

@@ -167,6 +167,10 @@ TEST_CASE("engine lines: llama.cpp's -ngl, -ts and -nkvo are read") {
   CHECK(a.args.tensor_split == std::string("10,6"));
   CHECK(a.args.no_kv_offload == true);
   CHECK(a.unmodelled.empty());
+  // -ts names one GPU a share: the GPUs the line asks for.
+  const EngineConfig ac = ToEngineConfig(a);
+  CHECK(ac.pp == 2u);
+  CHECK(ac.gpus_per_node == 2u);
   CHECK_THROWS_WITH(ParseEngineCommand("llama-server -m x.gguf -ts 10,x"),
                     "--engine-args: tensor_split: expected shares such as 10,6 (non-negative "
                     "numbers), got '10,x'");
@@ -181,6 +185,7 @@ TEST_CASE("engine lines: data-parallel attention and expert parallelism, each en
   const EngineConfig sc = ToEngineConfig(s);
   CHECK(sc.attention_dp == 8u);
   CHECK(sc.dp == 1u);  // the groups are inside the tp group: no more GPUs
+  CHECK(sc.gpus_per_node == 8u);
   const EngineConfig vc = ToEngineConfig(
       ParseEngineCommand("vllm serve deepseek-ai/DeepSeek-V3 -dp 8 --enable-expert-parallel"));
   CHECK(vc.expert_parallel == 8u);
