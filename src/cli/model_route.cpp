@@ -25,7 +25,11 @@ void ResolveSpeculative(const SpeculativeArgs& s, const ModelSpec& target, const
       Fail("{}: method {}: {} has no MTP layers (num_nextn_predict_layers 0); give a draft model",
            what, s.method, target.name);
     }
-    mtp_layers = target.mtp_layers;
+    if (s.mtp_layers > target.mtp_layers) {
+      Fail("{}: {} MTP layers asked for, and {} has {}", what, s.mtp_layers, target.name,
+           target.mtp_layers);
+    }
+    mtp_layers = s.mtp_layers != 0 ? s.mtp_layers : target.mtp_layers;
     return;
   }
   if (s.model.empty()) return;  // ngram, suffix: no draft weights or cache

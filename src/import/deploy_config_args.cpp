@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "import/deploy_config_internal.h"
+#include "import/speculative_config.h"
 #include "import/vllm_args.h"
 #include "plan/weights.h"
 #include "spec/cache_dtype.h"
@@ -334,6 +335,8 @@ bool IsEngineArgsKey(const std::string& engine, const std::string& key) {
                               std::end(kVllmGraphKeys)) {
     return true;
   }
+  const std::vector<std::string>& speculative = SpeculativeKeys(engine);
+  if (std::find(speculative.begin(), speculative.end(), key) != speculative.end()) return true;
   const OtherKeys& other = OtherKeysFor(engine);
   return std::find(other.memory.begin(), other.memory.end(), key) != other.memory.end() ||
          std::find(other.harmless.begin(), other.harmless.end(), key) != other.harmless.end();
@@ -344,6 +347,8 @@ void ReadEngineArgs(const YAML::Node& node, const std::string& file, DeployConfi
   for (const ArgKey& k : KeysFor(d.engine)) keys.push_back(k.key);
   if (d.engine == "vllm")
     keys.insert(keys.end(), std::begin(kVllmGraphKeys), std::end(kVllmGraphKeys));
+  const std::vector<std::string>& speculative = SpeculativeKeys(d.engine);
+  keys.insert(keys.end(), speculative.begin(), speculative.end());
   const OtherKeys& other = OtherKeysFor(d.engine);
   keys.insert(keys.end(), other.memory.begin(), other.memory.end());
   keys.insert(keys.end(), other.harmless.begin(), other.harmless.end());
@@ -366,6 +371,7 @@ void ReadEngineArgs(const YAML::Node& node, const std::string& file, DeployConfi
     args.Skip(k);
     harmless.push_back(k);
   }
+  ReadSpeculativeKeys(args, d, harmless);
   ReadArgs(args, d.engine, d.args);
   if (!harmless.empty()) {
     d.notes.push_back(

@@ -87,9 +87,8 @@ const std::vector<ArgKey>& KeysFor(const std::string& engine) {
 
 const OtherKeys& OtherKeysFor(const std::string& engine) {
   static const OtherKeys kVllm = {
-      {"speculative_config", "cpu_offload_gb", "swap_space", "kv_transfer_config", "enable_lora",
-       "max_loras", "max_lora_rank", "limit_mm_per_prompt", "kv_sharing_fast_prefill",
-       "calculate_kv_scales"},
+      {"cpu_offload_gb", "swap_space", "kv_transfer_config", "enable_lora", "max_loras",
+       "max_lora_rank", "limit_mm_per_prompt", "kv_sharing_fast_prefill", "calculate_kv_scales"},
       {"served_model_name",
        "port",
        "host",
@@ -118,10 +117,8 @@ const OtherKeys& OtherKeysFor(const std::string& engine) {
        "tokenizer_mode",
        "allowed_origins"}};
   static const OtherKeys kSglang = {
-      {"speculative_algorithm", "speculative_draft_model_path", "speculative_num_steps",
-       "speculative_eagle_topk", "speculative_num_draft_tokens", "enable_deepep_moe",
-       "cpu_offload_gb", "enable_torch_compile", "lora_paths", "max_loras_per_batch",
-       "hicache_ratio", "enable_hierarchical_cache"},
+      {"enable_deepep_moe", "cpu_offload_gb", "enable_torch_compile", "lora_paths",
+       "max_loras_per_batch", "hicache_ratio", "enable_hierarchical_cache"},
       {"served_model_name",
        "port",
        "host",
@@ -150,7 +147,7 @@ const OtherKeys& OtherKeysFor(const std::string& engine) {
        "download_dir",
        "model_impl"}};
   static const OtherKeys kTrtllm = {
-      {"speculative_config"},
+      {},
       {"host", "port", "log_level", "trust_remote_code", "tokenizer", "backend",
        "num_postprocess_workers", "reasoning_parser", "cuda_graph_config", "print_iter_log",
        "disable_overlap_scheduler", "gpus_per_node", "cluster_size"}};

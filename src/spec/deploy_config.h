@@ -22,11 +22,15 @@ namespace kvplan {
 /// The engine flags kvplan models, engine-neutral. Unset fields take the
 /// engine's default. `names` maps each field set to the key the user wrote
 /// (e.g. max_model_len -> "context_length" for SGLang) and `pos` to where.
-/// Speculative decoding as vLLM's --speculative-config gives it.
+/// Speculative decoding in vLLM's words (import/speculative_config.cpp maps
+/// SGLang's and TensorRT-LLM's settings onto them).
 struct SpeculativeArgs {
   std::string method;  // mtp, deepseek_mtp, eagle, eagle3, draft_model, ngram, ...
   std::string model;   // the draft model ("": none, or the model's own MTP layers)
   uint64_t num_tokens = 0;
+  // MTP layers the engine runs when it names a count (TensorRT-LLM's
+  // vanilla MTP: num_nextn_predict_layers); 0: all the model has.
+  uint64_t mtp_layers = 0;
 
   /// The methods that serve the model's own MTP layers: mtp, deepseek_mtp
   /// and the other *_mtp names vLLM rewrites to mtp.
