@@ -306,7 +306,12 @@ uint64_t TensorBytes(const WeightTensor& t, const WeightFormat& f, uint64_t tp) 
       cols = CeilDiv(cols, tp);
       break;
     case TpSplit::kKvHeads:
-      rows = t.rows / t.kv_heads * KvHeadsPerRank(t.kv_heads, tp);
+      // A k/v matrix splits its rows by head; a k/v bias (one row) its length.
+      if (t.rows == 1 && !t.linear) {
+        cols = t.cols / t.kv_heads * KvHeadsPerRank(t.kv_heads, tp);
+      } else {
+        rows = t.rows / t.kv_heads * KvHeadsPerRank(t.kv_heads, tp);
+      }
       break;
     case TpSplit::kVocab:
       rows = CeilDiv(RoundUp(rows, kVocabPadding), tp);
