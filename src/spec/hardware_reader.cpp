@@ -88,14 +88,40 @@ std::vector<BandwidthPoint> ReadCurve(MapReader& m, const std::string& file, std
   return curve;
 }
 
+// The `node:` map: the usual server's GPU count, link and network.
+NodeSpec ReadNode(const YAML::Node& node, const std::string& file) {
+  MapReader m(node, file, "node",
+              {"gpus", "link", "link_gbps", "link_latency_us", "network_gbps", "network_latency_us",
+               "source"});
+  NodeSpec n;
+  n.gpus = m.U64("gpus");
+  if (n.gpus > 1024) {
+    Fail("{}gpus: {} GPUs in one node is over kvplan's limit of 1024", m.Pos("gpus").Prefix(),
+         n.gpus);
+  }
+  n.link = m.OptStr("link").value_or("");
+  n.link_gbps = Gbps(m, "link_gbps");
+  n.network_gbps = Gbps(m, "network_gbps", true);
+  for (const char* key : {"link_latency_us", "network_latency_us"}) {
+    const double us = m.OptNum(key, true).value_or(0);
+    if (us > 1e6) {
+      Fail("{}{}: {:g} us is over kvplan's limit of 1 s", m.Pos(key).Prefix(), key, us);
+    }
+    (std::string_view(key) == "link_latency_us" ? n.link_latency_us : n.network_latency_us) = us;
+  }
+  n.source = m.Str("source");
+  m.Finish();
+  return n;
+}
+
 }  // namespace
 
 HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file) {
   YAML::Node root = ParseYaml(text, file);
-  MapReader r(
-      root, file, "hardware spec",
-      {"name", "display_name", "vendor", "memory_bytes", "usable_memory_bytes",
-       "memory_bandwidth_gbps", "flops", "interconnect_gbps", "source", "source_url", "measured"});
+  MapReader r(root, file, "hardware spec",
+              {"name", "display_name", "vendor", "memory_bytes", "usable_memory_bytes",
+               "memory_bandwidth_gbps", "flops", "interconnect_gbps", "node", "source",
+               "source_url", "measured"});
   HardwareSpec h;
   h.origin = file;
   h.name = r.Str("name");
@@ -138,6 +164,11 @@ HardwareSpec ParseHardwareYaml(const std::string& text, const std::string& file)
     r.OptStr("flops");
   }
   h.interconnect_gbps = Gbps(r, "interconnect_gbps", true);
+  if (r.Has("node")) {
+    h.node = ReadNode(r.Child("node"), file);
+  } else {
+    r.OptStr("node");
+  }
   h.source = r.Str("source");
   h.source_url = r.OptStr("source_url").value_or("");
   if (r.Has("measured")) {
@@ -182,6 +213,18 @@ std::string HardwareToYaml(const HardwareSpec& h) {
     for (const auto& [k, v] : h.flops) out += fmt::format("  {}: {}\n", k, v);
   }
   if (h.interconnect_gbps > 0) out += fmt::format("interconnect_gbps: {}\n", h.interconnect_gbps);
+  if (h.node) {
+    const NodeSpec& n = *h.node;
+    out += fmt::format("node:\n  gpus: {}\n", n.gpus);
+    if (!n.link.empty()) out += fmt::format("  link: {}\n", YamlQuote(n.link));
+    out += fmt::format("  link_gbps: {}\n", n.link_gbps);
+    if (n.link_latency_us > 0) out += fmt::format("  link_latency_us: {}\n", n.link_latency_us);
+    if (n.network_gbps > 0) out += fmt::format("  network_gbps: {}\n", n.network_gbps);
+    if (n.network_latency_us > 0) {
+      out += fmt::format("  network_latency_us: {}\n", n.network_latency_us);
+    }
+    out += fmt::format("  source: {}\n", YamlQuote(n.source));
+  }
   out += fmt::format("source: {}\n", YamlQuote(h.source));
   if (!h.source_url.empty()) out += fmt::format("source_url: {}\n", YamlQuote(h.source_url));
   if (h.measured) {

@@ -58,6 +58,21 @@ struct HardwareLimits {
   static constexpr double kMaxFlops = 1e19;
 };
 
+/// The usual server the device comes in, as `kvplan fleet` lays replicas
+/// out on it: how many GPUs share a node, the link between them (tensor
+/// parallel's all-reduces) and the network between nodes (pipeline stages,
+/// the KV cache moved from a prefill to a decode replica). Bandwidths are
+/// per GPU, one direction, line rate; latencies one small collective step.
+struct NodeSpec {
+  uint64_t gpus = 1;
+  std::string link;               // e.g. "NVLink 4 (NVSwitch)", "PCIe Gen4"
+  double link_gbps = 0;           // GB/s
+  double link_latency_us = 0;     // one small all-reduce within the node
+  double network_gbps = 0;        // GB/s between nodes (0: one node only)
+  double network_latency_us = 0;  // one small message between nodes
+  std::string source;
+};
+
 struct HardwareSpec {
   std::string name;                     // catalog name, e.g. "h100-sxm"
   std::string display_name;             // "NVIDIA H100 SXM5 80GB"
@@ -71,6 +86,7 @@ struct HardwareSpec {
   std::string source;
   std::string source_url;
   std::optional<MeasuredProfile> measured;
+  std::optional<NodeSpec> node;
 
   /// The memory the engines see as total: usable_memory_bytes if known, else memory_bytes.
   uint64_t TotalMemoryBytes() const {

@@ -572,13 +572,13 @@ TEST_CASE("the weights read at the profile's GEMV curve when it has one, else at
   CHECK_THROWS_WITH(ParseHardwareYaml(head + "  weights_curve:\n    - {bytes: 2000, gbps: 5}\n"
                                              "    - {bytes: 1000, gbps: 6}\n",
                                       "w.yaml"),
-                    doctest::Contains("w.yaml:25:15: bytes: weights_curve points must be in "
+                    doctest::Contains("w.yaml:33:15: bytes: weights_curve points must be in "
                                       "increasing order of bytes"));
   CHECK_THROWS_WITH(ParseHardwareYaml(head + "  weights_curve: []\n", "w.yaml"),
                     doctest::Contains("weights_curve: expected a non-empty list"));
   CHECK_THROWS_WITH(
       ParseHardwareYaml(head + "  weights_curve:\n    - {bytes: 1000, gbps: 0}\n", "w.yaml"),
-      doctest::Contains("w.yaml:24:27: gbps: must be positive, got 0"));
+      doctest::Contains("w.yaml:32:27: gbps: must be positive, got 0"));
   CHECK_THROWS_WITH(
       ParseHardwareYaml(head + "  weights_curve:\n    - {bytes: 1000, gbps: 3, group: 2}\n",
                         "w.yaml"),
@@ -621,16 +621,16 @@ TEST_CASE("the weights curve's batch axis: a batch-B step reads the GEMV measure
   CHECK_THROWS_WITH(
       ParseHardwareYaml(head + "  weights_curve:\n    - {bytes: 1000, gbps: 3, batch: 0}\n",
                         "w.yaml"),
-      doctest::Contains("w.yaml:24:37: batch: must be positive, got 0"));
+      doctest::Contains("w.yaml:32:37: batch: must be positive, got 0"));
   CHECK_THROWS_WITH(
       ParseHardwareYaml(head + "  weights_curve:\n    - {bytes: 1000, gbps: 3, batch: 99999}\n",
                         "w.yaml"),
-      doctest::Contains("w.yaml:24:37: batch: 99999 is not a batch size (1 to 65536 sequences)"));
+      doctest::Contains("w.yaml:32:37: batch: 99999 is not a batch size (1 to 65536 sequences)"));
   CHECK_THROWS_WITH(
       ParseHardwareYaml(head + "  weights_curve:\n    - {bytes: 1000, gbps: 3, batch: 4}\n"
                                "    - {bytes: 2000, gbps: 3, batch: 2}\n",
                         "w.yaml"),
-      doctest::Contains("w.yaml:25:37: batch: weights_curve points must be in increasing "
+      doctest::Contains("w.yaml:33:37: batch: weights_curve points must be in increasing "
                         "order of batch, then bytes"));
   CHECK_THROWS_WITH(ParseHardwareYaml(HardwareToYaml(WithCurve(LoadHardware("h100-sxm"), {})) +
                                           "    - {bytes: 1000, gbps: 3, batch: 2}\n",
