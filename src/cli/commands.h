@@ -17,11 +17,13 @@ void SetupLatencyCommand(CLI::App& app, int& exit_code);
 void SetupTradeoffCommand(CLI::App& app, int& exit_code);
 void SetupCompareCommand(CLI::App& app, int& exit_code);
 void SetupPagingCommand(CLI::App& app, int& exit_code);
+void SetupFleetCommand(CLI::App& app, int& exit_code);
 
 inline constexpr CommandSetup kCommands[] = {
     SetupSizeCommand,     SetupModelsCommand,  SetupGpusCommand,   SetupCapacityCommand,
     SetupTradeoffCommand, SetupCompareCommand, SetupPagingCommand, SetupLatencyCommand,
-    SetupBenchCommand,    SetupDemoCommand,    SetupCheckCommand,  SetupImportHfCommand,
+    SetupFleetCommand,    SetupBenchCommand,   SetupDemoCommand,   SetupCheckCommand,
+    SetupImportHfCommand,
 };
 
 }  // namespace kvplan

@@ -403,4 +403,26 @@ std::string FormatTokens(uint64_t tokens) {
   return s;
 }
 
+double ParseSeconds(std::string_view text, std::string_view what) {
+  std::string_view t = text;
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
+  size_t unit = t.size();
+  while (unit > 0 && std::isalpha(static_cast<unsigned char>(t[unit - 1]))) --unit;
+  const std::string_view suffix = t.substr(unit);
+  double scale = 0;
+  if (suffix == "us") scale = 1e-6;
+  if (suffix == "ms") scale = 1e-3;
+  if (suffix == "s") scale = 1;
+  if (suffix == "min") scale = 60;
+  if (suffix.empty()) {
+    Fail("{}: '{}' has no unit: write it as {}ms or {}s", what, text, t, t);
+  }
+  if (scale == 0) Fail("{}: '{}': unknown unit '{}' (us, ms, s or min)", what, text, suffix);
+  const std::optional<double> v = TryParseReal(t.substr(0, unit));
+  if (!v) Fail("{}: '{}' is not a duration such as 500ms or 0.5s", what, text);
+  if (*v <= 0) Fail("{}: must be more than 0, got '{}'", what, text);
+  if (*v * scale > 86400) Fail("{}: '{}' is over a day", what, text);
+  return *v * scale;
+}
+
 }  // namespace kvplan

@@ -67,6 +67,11 @@ std::optional<double> TryParseReal(std::string_view text);
 /// too large") on text outside the grammar.
 double ParseReal(std::string_view text, std::string_view what);
 
+/// A duration with its unit: "500ms", "0.5s", "50 ms", "2 s" (us, ms, s,
+/// min). Returns seconds, > 0. Throws Error naming `what` for a number
+/// without a unit (is 50 ms or s?), an unknown unit, or 0 and below.
+double ParseSeconds(std::string_view text, std::string_view what);
+
 /// An integer as Python's int() reads a command-line word (vLLM's int
 /// flags): optional whitespace and '+', decimal digits with single '_'
 /// between them. No point, exponent or suffix. Throws Error naming `what`;
