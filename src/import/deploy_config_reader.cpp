@@ -85,10 +85,57 @@ void ReadWorkload(MapReader& w, DeployConfig& d) {
   d.workload = wl;
 }
 
+// requirements.serving: a load (rate or users, prompt and output tokens)
+// and TTFT/TPOT bounds at a percentile.
+ServingRequirement ReadServing(MapReader& r, const std::string& file) {
+  MapReader s(r.Child("serving"), file, "requirements.serving",
+              {"rate", "users", "prompt", "output", "percentile", "max_ttft_ms", "max_tpot_ms"});
+  ServingRequirement q;
+  q.pos = s.Pos();
+  if (s.Has("rate") == s.Has("users")) {
+    Fail("{}requirements.serving: give rate (requests/s) or users (concurrent), one of them",
+         q.pos.Prefix());
+  }
+  if (s.Has("rate")) {
+    q.rate = s.Num("rate");
+    if (q.rate > 1e7) Fail("{}rate: {:g} requests/s is over 10^7", s.Pos("rate").Prefix(), q.rate);
+  } else {
+    s.OptStr("rate");
+  }
+  q.users = s.OptU64("users").value_or(0);
+  if (q.users > 10'000'000) Fail("{}users: over 10,000,000", s.Pos("users").Prefix());
+  q.prompt = ReadTokenCount(s, "prompt", false);
+  q.output = ReadTokenCount(s, "output", false);
+  if (s.Has("percentile")) {
+    const std::string p = s.Str("percentile");
+    if (p == "p50")
+      q.percentile = 0.5;
+    else if (p == "p90")
+      q.percentile = 0.9;
+    else if (p == "p95")
+      q.percentile = 0.95;
+    else if (p == "p99")
+      q.percentile = 0.99;
+    else
+      Fail("{}percentile: '{}' is not one of p50, p90, p95, p99", s.Pos("percentile").Prefix(), p);
+  } else {
+    s.OptStr("percentile");
+  }
+  q.max_ttft_ms = s.OptNum("max_ttft_ms");
+  q.max_tpot_ms = s.OptNum("max_tpot_ms");
+  q.ttft_pos = s.Pos("max_ttft_ms");
+  q.tpot_pos = s.Pos("max_tpot_ms");
+  s.Finish();
+  if (!q.max_ttft_ms && !q.max_tpot_ms) {
+    Fail("{}requirements.serving: give max_ttft_ms, max_tpot_ms or both", q.pos.Prefix());
+  }
+  return q;
+}
+
 void ReadRequirements(MapReader& r, DeployConfig& d) {
   Requirements& q = d.requirements;
   for (const char* k : {"min_concurrency", "min_tokens_in_cache", "min_headroom_percent",
-                        "min_workload_concurrency", "latency"}) {
+                        "min_workload_concurrency", "latency", "serving"}) {
     // `min_concurrency:` with no value would be no requirement at all: a
     // gate that passes what it was asked to check.
     if (r.Written(k) && !r.Has(k)) {
@@ -129,6 +176,11 @@ void ReadRequirements(MapReader& r, DeployConfig& d) {
   } else {
     r.OptStr("latency");
   }
+  if (r.Has("serving")) {
+    q.serving = ReadServing(r, d.file);
+  } else {
+    r.OptStr("serving");
+  }
   r.Finish();
   if (q.min_headroom_percent && !q.min_concurrency) {
     Fail("{}min_headroom_percent: needs min_concurrency (the load the headroom is measured at)",
@@ -141,7 +193,7 @@ void ReadRequirements(MapReader& r, DeployConfig& d) {
   if (q.pos.empty()) {
     Fail(
         "{}requirements: states no requirement (known: min_concurrency, min_tokens_in_cache, "
-        "min_headroom_percent, min_workload_concurrency, latency)",
+        "min_headroom_percent, min_workload_concurrency, latency, serving)",
         r.Pos().Prefix());
   }
 }
@@ -266,7 +318,7 @@ DeployConfig ParseDeployConfig(const std::string& text, const std::string& file)
   }
   MapReader req(r.Child("requirements"), file, "requirements",
                 {"min_concurrency", "min_tokens_in_cache", "min_headroom_percent",
-                 "min_workload_concurrency", "latency"});
+                 "min_workload_concurrency", "latency", "serving"});
   ReadRequirements(req, d);
   r.Finish();
   return d;

@@ -12,6 +12,42 @@
 #include "util/units.h"
 
 namespace kvplan {
+
+CheckItem Item(std::string name, bool pass, std::string measured, std::string required,
+               std::string detail, SourcePos pos) {
+  CheckItem i;
+  i.name = std::move(name);
+  i.pass = pass;
+  i.measured = std::move(measured);
+  i.required = std::move(required);
+  i.detail = std::move(detail);
+  i.pos = std::move(pos);
+  return i;
+}
+
+// `i` with its figures as numbers (CheckItem::measured_value, ...).
+CheckItem WithNumbers(CheckItem i, std::optional<double> measured, double required,
+                      const char* unit, const char* comparison) {
+  i.measured_value = measured;
+  i.required_value = required;
+  i.unit = unit;
+  i.comparison = comparison;
+  return i;
+}
+
+// A check that follows from another one that failed: skipped, with what it
+// requires and why it was not measured.
+CheckItem SkippedItem(std::string name, std::string required, double required_value,
+                      const char* unit, const char* comparison, std::string why, SourcePos pos) {
+  CheckItem i = WithNumbers(Item(std::move(name), false, "n/a", std::move(required),
+                                 "skipped: " + std::move(why), std::move(pos)),
+                            std::nullopt, required_value, unit, comparison);
+  i.skipped = true;
+  return i;
+}
+
+const char* const kNotStarted = "the engine would not start (see startup)";
+
 namespace {
 
 std::string Count(uint64_t n) {
@@ -64,41 +100,6 @@ std::string FlagOf(const std::string& code) {
   if (code == "vllm-batched-tokens") return "max_num_seqs";
   return "";
 }
-
-CheckItem Item(std::string name, bool pass, std::string measured, std::string required,
-               std::string detail, SourcePos pos) {
-  CheckItem i;
-  i.name = std::move(name);
-  i.pass = pass;
-  i.measured = std::move(measured);
-  i.required = std::move(required);
-  i.detail = std::move(detail);
-  i.pos = std::move(pos);
-  return i;
-}
-
-// `i` with its figures as numbers (CheckItem::measured_value, ...).
-CheckItem WithNumbers(CheckItem i, std::optional<double> measured, double required,
-                      const char* unit, const char* comparison) {
-  i.measured_value = measured;
-  i.required_value = required;
-  i.unit = unit;
-  i.comparison = comparison;
-  return i;
-}
-
-// A check that follows from another one that failed: skipped, with what it
-// requires and why it was not measured.
-CheckItem SkippedItem(std::string name, std::string required, double required_value,
-                      const char* unit, const char* comparison, std::string why, SourcePos pos) {
-  CheckItem i = WithNumbers(Item(std::move(name), false, "n/a", std::move(required),
-                                 "skipped: " + std::move(why), std::move(pos)),
-                            std::nullopt, required_value, unit, comparison);
-  i.skipped = true;
-  return i;
-}
-
-const char* const kNotStarted = "the engine would not start (see startup)";
 
 std::string Pct(double v) {
   return fmt::format("{:.1f}%", v);
@@ -452,6 +453,7 @@ CheckReport CheckOnce(const ModelSpec& m, const HardwareSpec& gpu, const DeployC
   CacheRequirementItems(d, cap, cache_blocks, startup_ok, r);
   if (d.workload) WorkloadItems(d, cap, startup_ok, r);
   if (d.requirements.latency) LatencyItems(m, gpu, d, cap, startup_ok, r);
+  if (d.requirements.serving) ServingItems(m, gpu, d, cap, startup_ok, r);
   r.capacity = std::move(cap);
   return r;
 }

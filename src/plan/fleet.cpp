@@ -246,10 +246,7 @@ class Search {
   void Aggregated(Family& f, ReplicaModel& r) {
     const double pct = targets_.percentile;
     const double cap = static_cast<double>(f.mem_requests);
-    const double m = cap;
-    // Saturated: the cache full of decoding requests, prefill between.
-    const double saturated =
-        m / (load_.output * r.DecodeSeconds(f.mem_requests) + m * r.PrefillSeconds());
+    const double saturated = SaturatedRate(r, cap);
     const double ceiling = saturated * targets_.max_utilisation;
     auto load = [&](double rate) { return LoadAggregated(r, rate, pct, cap); };
     const double best = LargestRate(ceiling, [&](double rate) { return Meets(load(rate)); });
@@ -447,12 +444,8 @@ ServingPrediction PredictServing(const ModelSpec& model, const HardwareSpec& hw,
   p.mem_requests = f->mem_requests;
   const double cap = static_cast<double>(f->mem_requests);
   const double held = concurrency == 0 ? cap : std::min<double>(concurrency, cap);
-  auto load_at = [&](double rate) { return LoadAggregated(r, rate, 0.5, cap); };
-  const double saturated =
-      cap / (output * r.DecodeSeconds(f->mem_requests) + cap * r.PrefillSeconds());
-  const double rate = RateHolding(held, saturated, load_at);
-  const ReplicaLoad l = load_at(rate);
-  p.output_tokens_per_s = rate * output;
+  const ReplicaLoad l = LoadHolding(r, held, 0.5, cap);
+  p.output_tokens_per_s = l.rate * output;
   p.ttft_s = l.prefill_s;
   p.tpot_s = l.tpot_s;
   p.batch = l.batch;

@@ -112,6 +112,25 @@ ReplicaLoad LoadAggregated(ReplicaModel& r, double rate, double percentile, doub
   return l;
 }
 
+double SaturatedRate(ReplicaModel& r, double batch_cap) {
+  const auto m = static_cast<uint64_t>(std::max(1.0, std::floor(batch_cap)));
+  const double md = static_cast<double>(m);
+  return md / (r.Output() * r.DecodeSeconds(m) + md * r.PrefillSeconds());
+}
+
+ReplicaLoad LoadHolding(ReplicaModel& r, double in_flight, double percentile, double batch_cap) {
+  double lo = 0, hi = SaturatedRate(r, batch_cap);
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    const ReplicaLoad l = LoadAggregated(r, mid, percentile, batch_cap);
+    (l.stable && l.in_flight < in_flight ? lo : hi) = mid;
+  }
+  ReplicaLoad l = LoadAggregated(r, lo, percentile, batch_cap);
+  // Short of the users asked for: the replica cannot hold them.
+  if (l.in_flight < in_flight * 0.99) l.stable = false;
+  return l;
+}
+
 ReplicaLoad LoadPrefillOnly(ReplicaModel& r, double rate, double percentile) {
   ReplicaLoad l;
   l.rate = rate;

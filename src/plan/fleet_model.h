@@ -93,6 +93,14 @@ struct ReplicaLoad {
 /// is unstable.
 ReplicaLoad LoadAggregated(ReplicaModel& r, double rate, double percentile, double batch_cap);
 
+/// The replica's saturated rate: its cache full (`batch_cap` requests
+/// decoding) with prefill between the steps.
+double SaturatedRate(ReplicaModel& r, double batch_cap);
+
+/// LoadAggregated at the rate at which `r` holds `in_flight` requests (a
+/// closed loop of that many users); unstable when it cannot.
+ReplicaLoad LoadHolding(ReplicaModel& r, double in_flight, double percentile, double batch_cap);
+
 /// A prefill-only replica at `rate`: the wait and prefill time.
 ReplicaLoad LoadPrefillOnly(ReplicaModel& r, double rate, double percentile);
 

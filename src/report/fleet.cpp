@@ -158,6 +158,24 @@ std::string FleetDeployConfig(const FleetQuery& q, const FleetPlan& p) {
   const auto held = static_cast<uint64_t>(
       std::max(1.0, std::floor(p.batch * mean / static_cast<double>(q.load.max_len))));
   s += fmt::format("requirements:\n  min_concurrency: {}\n", held);
+  // The targets under this replica's share of the load (aggregated serving,
+  // what check models), so CI gates the latency too.
+  const FleetTargets& t = q.targets;
+  if (!p.disaggregated && (t.ttft_s > 0 || t.tpot_s > 0)) {
+    const double replicas = static_cast<double>(p.replicas);
+    s += "  serving:\n";
+    if (q.load.users > 0) {
+      s += fmt::format(
+          "    users: {}\n",
+          static_cast<uint64_t>(std::floor(static_cast<double>(q.load.users) / replicas)));
+    } else {
+      s += fmt::format("    rate: {:.6g}\n", p.rate / replicas);
+    }
+    s += fmt::format("    prompt: {:.0f}\n    output: {:.0f}\n    percentile: p{:g}\n",
+                     q.load.prompt, q.load.output, t.percentile * 100);
+    if (t.ttft_s > 0) s += fmt::format("    max_ttft_ms: {:g}\n", t.ttft_s * 1e3);
+    if (t.tpot_s > 0) s += fmt::format("    max_tpot_ms: {:g}\n", t.tpot_s * 1e3);
+  }
   return s;
 }
 

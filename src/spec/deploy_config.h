@@ -114,12 +114,23 @@ struct LatencyRequirement {
   SourcePos tpot_pos, ttft_pos, pos;
 };
 
+/// TTFT and TPOT at a percentile under a load (kvplan fleet's model).
+struct ServingRequirement {
+  double rate = 0;     // requests/s over the whole deployment (Poisson), or
+  uint64_t users = 0;  // concurrent users, each with one request in flight
+  uint64_t prompt = 0, output = 0;
+  double percentile = 0.9;
+  std::optional<double> max_ttft_ms, max_tpot_ms;
+  SourcePos pos, ttft_pos, tpot_pos;
+};
+
 struct Requirements {
   std::optional<uint64_t> min_concurrency;  // requests of max_model_len at once
   std::optional<uint64_t> min_tokens_in_cache;
   std::optional<double> min_headroom_percent;        // spare KV at min_concurrency
   std::optional<uint64_t> min_workload_concurrency;  // requests of the workload mix at once
   std::optional<LatencyRequirement> latency;
+  std::optional<ServingRequirement> serving;
   std::map<std::string, SourcePos> pos;  // requirement key -> its line
 };
 

@@ -44,6 +44,7 @@ TEST_CASE("fleet: a plan, its launch line and a config check passes") {
   const std::string dir = TempDir();
   const std::string file = WriteFile(dir, "fleet.yaml", r.out.substr(at, end - at + 1));
   auto c = RunKvplan("check " + file);
+  CAPTURE(c.err);
   CHECK(c.exit_code == 0);
   CHECK(c.out.find("PASS") != std::string::npos);
 }
@@ -64,6 +65,22 @@ TEST_CASE("fleet: targets, prices, JSON and CSV") {
   REQUIRE(c.exit_code == 0);
   CHECK(c.out.rfind("gpu,gpus,mode,tp,pp,replicas,", 0) == 0);
   CHECK(c.out.find("disaggregated") == std::string::npos);
+  // With targets the config gates them too (requirements.serving), and passes.
+  auto t = RunKvplan(
+      "fleet llama-3.1-8b --gpu h100-sxm --rate 100 --prompt 2000 --output 500 --ttft 500ms "
+      "--tpot 50ms --percentile p99 --mode aggregated");
+  REQUIRE(t.exit_code == 0);
+  const size_t at = t.out.find("# One replica of kvplan fleet's plan");
+  REQUIRE(at != std::string::npos);
+  const std::string config = t.out.substr(at);
+  CHECK(config.find("  serving:\n    rate: ") != std::string::npos);
+  CHECK(config.find("    percentile: p99\n    max_ttft_ms: 500\n    max_tpot_ms: 50\n") !=
+        std::string::npos);
+  const std::string file = WriteFile(TempDir(), "fleet.yaml", config);
+  auto gate = RunKvplan("check " + file);
+  CAPTURE(gate.out);
+  CHECK(gate.exit_code == 0);
+  CHECK(gate.out.find("PASS  serving_ttft_ms") != std::string::npos);
   // SGLang's and TensorRT-LLM's launch lines.
   auto s = RunKvplan(
       "fleet qwen3-8b --gpu h100-sxm --users 10 --prompt 1000 --output 100 --engine sglang");

@@ -1226,3 +1226,64 @@ TEST_CASE("check: what follows from a failure is skipped; the verdict counts fai
   CHECK(h.out.find("min_concurrency fails, so nothing is spare beyond it") != std::string::npos);
   CHECK(h.out.find("% of the cache spare") == std::string::npos);
 }
+
+TEST_CASE("requirements.serving: TTFT and TPOT under a rate or users, from the fleet model") {
+  const ModelSpec m = LoadModel("llama-3.1-8b");
+  const HardwareSpec h = LoadHardware("h100-sxm");
+  auto with = [](const std::string& serving) {
+    return Replace(kGood, "  min_concurrency: 8\n", "  min_concurrency: 8\n  serving:\n" + serving);
+  };
+  const DeployConfig ok = ParseDeployConfig(
+      with("    rate: 5\n    prompt: 2000\n    output: 500\n    max_ttft_ms: 500\n"
+           "    max_tpot_ms: 50\n"),
+      "d.yaml");
+  REQUIRE(ok.requirements.serving);
+  CHECK(ok.requirements.serving->percentile == 0.9);
+  const CheckReport r = RunChecks(m, h, ok);
+  CHECK(r.Pass());
+  const CheckItem* ttft = nullptr;
+  for (const CheckItem& i : r.items) {
+    if (i.name == "serving_ttft_ms") ttft = &i;
+  }
+  REQUIRE(ttft);
+  CHECK(ttft->required == "<= 500 ms p90 at 5 requests/s, 2000 + 500 tokens");
+  CHECK(ttft->pos.line == 15);
+  CHECK(ttft->measured_value);
+  // Beyond what one GPU holds: unbounded, a failure.
+  const CheckReport over =
+      RunChecks(m, h,
+                ParseDeployConfig(with("    rate: 500\n    prompt: 2000\n    output: 500\n"
+                                       "    max_tpot_ms: 50\n"),
+                                  "d.yaml"));
+  CHECK_FALSE(over.Pass());
+  bool unbounded = false;
+  for (const CheckItem& i : over.items) {
+    if (i.name == "serving_tpot_ms") unbounded = i.measured == "unbounded";
+  }
+  CHECK(unbounded);
+  // Users: each holds one request; a TPOT target below the floor fails.
+  CHECK_FALSE(RunChecks(m, h,
+                        ParseDeployConfig(with("    users: 4\n    prompt: 1000\n    output: 100\n"
+                                               "    percentile: p99\n    max_tpot_ms: 1\n"),
+                                          "d.yaml"))
+                  .Pass());
+  // Longer than max_model_len: skipped, said why.
+  const CheckReport longer =
+      RunChecks(m, h,
+                ParseDeployConfig(with("    rate: 1\n    prompt: 40000\n    output: 500\n"
+                                       "    max_ttft_ms: 500\n"),
+                                  "d.yaml"));
+  bool skipped = false;
+  for (const CheckItem& i : longer.items) {
+    if (i.name == "serving_ttft_ms") skipped = i.skipped;
+  }
+  CHECK(skipped);
+  CHECK(ErrorOf(with("    prompt: 10\n    output: 10\n    max_tpot_ms: 5\n")) ==
+        "d.yaml:12:5: requirements.serving: give rate (requests/s) or users (concurrent), one "
+        "of them");
+  CHECK(ErrorOf(with("    rate: 1\n    prompt: 10\n    output: 10\n")) ==
+        "d.yaml:12:5: requirements.serving: give max_ttft_ms, max_tpot_ms or both");
+  CHECK(ErrorOf(with("    rate: 1\n    prompt: 10\n    output: 10\n    percentile: p120\n"
+                     "    max_tpot_ms: 5\n")) ==
+        "d.yaml:15:17: percentile: 'p120' is not one of p50, p90, p95, p99");
+}
