@@ -220,6 +220,19 @@ std::string FleetText(const FleetQuery& q, const FleetResult& r, size_t width) {
     out += "  launch (each replica): " + FleetLaunchLine(q, b) + "\n\n";
     out += PlanTable(Shown(r), r.priced).Text("  ", width);
   }
+  if (!r.pareto.empty()) {
+    // The frontier, thinned to at most 8 rows: one replica at a batch.
+    out += "\nthroughput against speed per user (the frontier over every layout):\n";
+    Table f({"family", "batch", "tok/s/GPU", "tok/s/user"});
+    f.SetAlign(0, Table::Align::kLeft);
+    const size_t n = r.pareto.size(), step = (n + 7) / 8;
+    for (size_t i = 0; i < n; i += step) {
+      const FleetPoint& p = r.pareto[i];
+      f.AddRow({p.family, WithCommas(p.batch), fmt::format("{:.0f}", p.tokens_per_s_per_gpu),
+                fmt::format("{:.1f}", p.tokens_per_s_per_user)});
+    }
+    out += f.Text("  ", width);
+  }
   if (!r.rejected.empty()) {
     out += "\nruled out:\n";
     Table t({"family", "bound", "why"});

@@ -89,6 +89,24 @@ TEST_CASE("fleet: targets, prices, JSON and CSV") {
   CHECK(s.out.find("max_running_requests: ") != std::string::npos);
 }
 
+TEST_CASE("fleet: the frontier as a table, a terminal chart and SVG") {
+  const std::string dir = TempDir();
+  auto r = RunKvplan(
+      "fleet llama-3.1-8b --gpu h100-sxm,l40s --users 64 --prompt 1000 --output 200 "
+      "--plot --svg " +
+      dir + "/f.svg");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("throughput against speed per user (the frontier over every layout):") !=
+        std::string::npos);
+  CHECK(r.out.find("wrote " + dir + "/f.svg") != std::string::npos);
+  auto svg = RunKvplan(
+      "fleet llama-3.1-8b --gpu h100-sxm --users 64 --prompt 1000 --output 200 "
+      "--svg " +
+      dir + "/f.svg");
+  CHECK(svg.exit_code == 2);  // not overwritten without --force
+  CHECK(svg.err.find("file exists (use --force to overwrite)") != std::string::npos);
+}
+
 TEST_CASE("fleet: exit 1 with the bound when no plan meets the targets") {
   auto r =
       RunKvplan("fleet llama-3.1-70b --gpu l40s --rate 1 --prompt 2000 --output 500 --tpot 10ms");
