@@ -74,6 +74,7 @@ std::map<std::string, double> ParsePrices(const std::vector<std::string>& prices
     if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) {
       Fail("--price: '{}' is not one of the --gpu types ({})", gpu, fmt::join(gpus, ", "));
     }
+    if (out.count(gpu) != 0) Fail("--price {}: given twice", gpu);
     const double usd = ParseReal(p.substr(eq + 1), "--price " + gpu);
     if (usd <= 0 || usd > 1e4) Fail("--price {}: expected dollars per GPU-hour, got {}", gpu, usd);
     out[gpu] = usd;

@@ -166,7 +166,7 @@ class Search {
     bool fitted = false;
     for (uint64_t pp = 1; pp <= 8 && !fitted; pp *= 2) {
       // Stages past one node need a network; tp stays within a node.
-      if (pp > 1 && node.network_gbps <= 0 && node.gpus < pp) break;
+      if (pp > 1 && node.network_gbps <= 0) break;
       for (uint64_t tp = 1; tp <= node.gpus; tp *= 2) {
         if (pp > 1 && tp != node.gpus) continue;  // pipeline only once a node is full
         std::string why;

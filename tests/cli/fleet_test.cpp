@@ -129,6 +129,8 @@ TEST_CASE("fleet: bad input is one line, exit 2") {
               "--price: 'a100-80gb' is not one of the --gpu types (h100-sxm)");
   ExpectError(base + "--rate 1 --price h100-sxm",
               "--price: 'h100-sxm': expected GPU=USD_PER_HOUR (h100-sxm=2.5)");
+  ExpectError(base + "--rate 1 --price h100-sxm=2 --price h100-sxm=3",
+              "--price h100-sxm: given twice");
   ExpectError(base + "--rate 1 --users 3",
               "fleet: give exactly one of --users N (concurrent users) or --rate R (requests/s)");
   ExpectError("fleet llama-3.1-8b --gpu h100-sxm --rate 1 --prompt 100",

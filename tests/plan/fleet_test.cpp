@@ -131,6 +131,10 @@ TEST_CASE("fleet search: users, and the bounds that rule families out") {
     }
   }
   CHECK(memory);
+  // PCIe cards have no network in their node: no pipeline across nodes.
+  for (const FleetPlan& p : r.plans) {
+    if (p.gpu == "l40s") CHECK(p.shape.pp == 1u);
+  }
   // A TPOT under the weight-read floor of every layout: no plan, and why.
   FleetTargets fast;
   fast.tpot_s = 0.001;
