@@ -15,7 +15,9 @@
 #include "report/chart.h"
 #include "report/fleet.h"
 #include "report/svg.h"
+#include "spec/cache_dtype.h"
 #include "spec/request_mix_reader.h"
+#include "spec/weight_format.h"
 #include "util/atomic_file.h"
 #include "util/units.h"
 
@@ -102,8 +104,12 @@ FleetLoad ReadLoad(const FleetOptionsCli& o) {
   }
   uint64_t longest = 0;
   if (!o.prompt.empty()) {
-    l.prompt = static_cast<double>(ParseTokens(o.prompt, "--prompt"));
-    l.output = static_cast<double>(ParseTokens(o.output, "--output"));
+    const uint64_t prompt = ParseTokens(o.prompt, "--prompt");
+    const uint64_t output = ParseTokens(o.output, "--output");
+    CheckContextTokens(prompt, "--prompt");
+    CheckContextTokens(output, "--output");
+    l.prompt = static_cast<double>(prompt);
+    l.output = static_cast<double>(output);
     if (l.prompt <= 0 || l.output <= 0) Fail("--prompt and --output: at least 1 token each");
     longest = static_cast<uint64_t>(l.prompt + l.output);
   } else {
@@ -114,6 +120,7 @@ FleetLoad ReadLoad(const FleetOptionsCli& o) {
     longest = st.max_tokens;
   }
   l.max_len = o.max_model_len.empty() ? longest : ParseTokens(o.max_model_len, "--max-model-len");
+  CheckContextTokens(l.max_len, "--max-model-len");
   if (l.max_len < longest) {
     Fail("--max-model-len {}: shorter than the longest request ({} tokens)", l.max_len, longest);
   }
@@ -143,6 +150,13 @@ int Run(const FleetOptionsCli& o) {
   q.targets.max_utilisation = o.max_utilisation;
   const std::vector<std::string> names = SplitList(o.gpus);
   if (names.empty()) Fail("--gpu: name at least one GPU type (kvplan gpus lists them)");
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
+        names.begin() + static_cast<std::ptrdiff_t>(i)) {
+      Fail("--gpu: {} named twice", names[i]);
+    }
+  }
+  if (o.max_gpus == 0) Fail("--max-gpus: must be at least 1");
   const std::map<std::string, double> prices = ParsePrices(o.prices, names);
   std::vector<FleetGpu> gpus;
   for (const std::string& n : names) {
@@ -156,8 +170,22 @@ int Run(const FleetOptionsCli& o) {
   if (opt.kv_dtypes.empty()) opt.kv_dtypes = {"auto"};
   opt.weight_dtypes = SplitList(o.weight_dtypes);
   if (opt.weight_dtypes.empty()) opt.weight_dtypes = {""};
-  for (std::string& w : opt.weight_dtypes) {
-    if (w == "checkpoint") w.clear();
+  // Names checked before the search, so a typo is one error, not a
+  // memory rejection of every family.
+  try {
+    for (const std::string& k : opt.kv_dtypes) {
+      if (k != "auto") FindCacheDtype(k);
+    }
+  } catch (const Error& e) {
+    Fail("--kv-cache-dtype: {}", e.what());
+  }
+  try {
+    for (std::string& w : opt.weight_dtypes) {
+      if (w == "checkpoint") w.clear();
+      if (!w.empty()) FindWeightFormat(w);
+    }
+  } catch (const Error& e) {
+    Fail("--weight-dtype: {}", e.what());
   }
   opt.disaggregated = o.mode != "aggregated";
   opt.max_gpus = o.max_gpus;

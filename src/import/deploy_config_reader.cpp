@@ -105,7 +105,9 @@ ServingRequirement ReadServing(MapReader& r, const std::string& file) {
   q.users = s.OptU64("users").value_or(0);
   if (q.users > 10'000'000) Fail("{}users: over 10,000,000", s.Pos("users").Prefix());
   q.prompt = ReadTokenCount(s, "prompt", false);
+  CheckContextTokens(q.prompt, s.Pos("prompt").Prefix() + "prompt");
   q.output = ReadTokenCount(s, "output", false);
+  CheckContextTokens(q.output, s.Pos("output").Prefix() + "output");
   if (s.Has("percentile")) {
     const std::string p = s.Str("percentile");
     if (p == "p50")

@@ -138,6 +138,11 @@ double RateHolding(double in_flight, double hi, Load load) {
   return lo;
 }
 
+// Replicas to carry `load` at `per_replica` each: at least one.
+uint64_t ReplicasFor(double load, double per_replica) {
+  return std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(load / per_replica - 1e-9)));
+}
+
 void Price(FleetPlan& p, const FleetGpu& g, double output) {
   p.usd_per_hour = g.usd_per_hour * static_cast<double>(p.gpus);
   const double tokens_per_hour = p.rate * output * 3600;
@@ -171,8 +176,7 @@ class Search {
         if (pp > 1 && tp != node.gpus) continue;  // pipeline only once a node is full
         std::string why;
         const ReplicaShape shape{tp, pp};
-        const std::string name =
-            FamilyName(g.hw.name, shape, kv == "auto" ? "auto" : kv, w.empty() ? "checkpoint" : w);
+        const std::string name = FamilyName(g.hw.name, shape, kv, w.empty() ? "checkpoint" : w);
         std::optional<Family> f = SizeFamily(model_, g, shape, kv, w, load_, options_, why);
         if (!f) {
           Reject(name, "memory", why);
@@ -263,12 +267,13 @@ class Search {
     uint64_t replicas = 0;
     double rate = 0;
     if (load_.users > 0) {
+      // No more replicas than users: a replica holds at least one.
       const double held = load(best).in_flight;
-      replicas = static_cast<uint64_t>(std::ceil(static_cast<double>(load_.users) / held - 1e-9));
+      replicas = std::min(load_.users, ReplicasFor(static_cast<double>(load_.users), held));
       rate =
           RateHolding(static_cast<double>(load_.users) / static_cast<double>(replicas), best, load);
     } else {
-      replicas = static_cast<uint64_t>(std::ceil(load_.rate / best - 1e-9));
+      replicas = ReplicasFor(load_.rate, best);
       rate = load_.rate / static_cast<double>(replicas);
     }
     const ReplicaLoad l = load(rate);
@@ -285,6 +290,7 @@ class Search {
     const NodeSpec& node = r.Node();
     const double net = node.network_gbps > 0 ? node.network_gbps : node.link_gbps;
     const double lat = node.network_gbps > 0 ? node.network_latency_us : node.link_latency_us;
+    if (net <= 0) return;  // no link to move the cache over
     const double transfer =
         lat * 1e-6 + (net > 0 ? load_.prompt * static_cast<double>(f.bytes_per_token) /
                                     (net * 1e9 * kLinkEfficiency)
@@ -315,14 +321,14 @@ class Search {
     if (load_.users > 0) {
       // Users split over the decode replicas; each holds users / D.
       const double held = decode(d_best).in_flight;
-      d = static_cast<uint64_t>(std::ceil(static_cast<double>(load_.users) / held - 1e-9));
+      d = std::min(load_.users, ReplicasFor(static_cast<double>(load_.users), held));
       rate =
           RateHolding(static_cast<double>(load_.users) / static_cast<double>(d), d_best, decode) *
           static_cast<double>(d);
     } else {
-      d = static_cast<uint64_t>(std::ceil(rate / d_best - 1e-9));
+      d = ReplicasFor(rate, d_best);
     }
-    const uint64_t pre = static_cast<uint64_t>(std::ceil(rate / p_best - 1e-9));
+    const uint64_t pre = ReplicasFor(rate, p_best);
     const ReplicaLoad dl = decode(rate / static_cast<double>(d));
     const ReplicaLoad pl = prefill(rate / static_cast<double>(pre));
     FleetPlan p = Base(f);
@@ -359,7 +365,9 @@ class Search {
     const uint64_t node_gpus = NodeOf(f.gpu->hw).gpus;
     p.nodes = (p.gpus + node_gpus - 1) / node_gpus;
     p.batch = l.batch;
-    p.max_num_seqs = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(l.in_flight)));
+    // What the load holds, never past what the cache holds (no preemption).
+    p.max_num_seqs =
+        std::clamp<uint64_t>(static_cast<uint64_t>(std::ceil(l.in_flight)), 1, f.mem_requests);
     p.ttft_s = l.ttft_s;
     p.tpot_s = l.tpot_s;
     p.utilisation = l.rate / saturated;

@@ -79,14 +79,17 @@ namespace {
 // passes `cap` (the load does not settle within memory).
 double SettleBatch(ReplicaModel& r, double rate, double share, double cap, double& tpot) {
   double batch = 1;
-  for (int i = 0; i < 200; ++i) {
+  // The step grows with the batch a whole request at a time, so the
+  // iteration settles within `cap` steps when it settles at all.
+  const auto limit = static_cast<int>(std::min(cap, 1e5)) + 200;
+  for (int i = 0; i < limit; ++i) {
     tpot = r.DecodeSeconds(static_cast<uint64_t>(std::ceil(batch))) / (1 - share);
     const double next = rate * r.Output() * tpot;
     if (next > cap) return -1;
     if (std::abs(next - batch) < 1e-3) return next;
     batch = next;
   }
-  return batch;
+  return -1;  // not settled: taken as unstable
 }
 
 }  // namespace

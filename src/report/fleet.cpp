@@ -100,11 +100,24 @@ std::string Quote(const std::string& s) {
   return s.find_first_of(" '\"$") == std::string::npos ? s : "'" + s + "'";
 }
 
+// The cache dtype as the engine's flag takes it ("" under auto): SGLang
+// names the fp8 format (fp8_e4m3), vLLM and TensorRT-LLM take what was asked.
+std::string CacheFlag(Engine e, const FleetPlan& p) {
+  if (p.kv_flag.empty() || p.kv_flag == "auto") return "";
+  return e == Engine::kSglang ? p.kv_dtype : p.kv_flag;
+}
+
+// Weights the engine quantizes at load: only fp8 (vLLM's and SGLang's
+// --quantization fp8); other formats need a quantized checkpoint.
+bool OnlineQuantization(Engine e, const FleetPlan& p) {
+  return p.weight_flag == "fp8" && e != Engine::kTrtllm;
+}
+
 }  // namespace
 
 std::string FleetLaunchLine(const FleetQuery& q, const FleetPlan& p) {
-  const bool cache = p.kv_flag != "auto" && !p.kv_flag.empty();
-  const bool quant = !p.weight_flag.empty();
+  const std::string cache = CacheFlag(q.engine, p);
+  const bool quant = OnlineQuantization(q.engine, p);
   std::string s;
   switch (q.engine) {
     case Engine::kSglang:
@@ -113,7 +126,7 @@ std::string FleetLaunchLine(const FleetQuery& q, const FleetPlan& p) {
       if (p.shape.pp > 1) s += fmt::format(" --pp-size {}", p.shape.pp);
       s += fmt::format(" --context-length {} --max-running-requests {}", q.load.max_len,
                        p.max_num_seqs);
-      if (cache) s += " --kv-cache-dtype " + p.kv_flag;
+      if (!cache.empty()) s += " --kv-cache-dtype " + cache;
       if (quant) s += " --quantization " + p.weight_flag;
       break;
     case Engine::kTrtllm:
@@ -125,7 +138,7 @@ std::string FleetLaunchLine(const FleetQuery& q, const FleetPlan& p) {
       s = fmt::format("vllm serve {} --tensor-parallel-size {}", Quote(q.model), p.shape.tp);
       if (p.shape.pp > 1) s += fmt::format(" --pipeline-parallel-size {}", p.shape.pp);
       s += fmt::format(" --max-model-len {} --max-num-seqs {}", q.load.max_len, p.max_num_seqs);
-      if (cache) s += " --kv-cache-dtype " + p.kv_flag;
+      if (!cache.empty()) s += " --kv-cache-dtype " + cache;
       if (quant) s += " --quantization " + p.weight_flag;
       if (q.load.shared_prefix > 0) s += " --enable-prefix-caching";
       break;
@@ -134,7 +147,7 @@ std::string FleetLaunchLine(const FleetQuery& q, const FleetPlan& p) {
 }
 
 std::string FleetDeployConfig(const FleetQuery& q, const FleetPlan& p) {
-  const bool cache = p.kv_flag != "auto" && !p.kv_flag.empty();
+  const std::string cache = CacheFlag(q.engine, p);
   std::string tp = "tensor_parallel_size", pp = "pipeline_parallel_size", len = "max_model_len",
               seqs = "max_num_seqs";
   if (q.engine == Engine::kSglang) {
@@ -149,25 +162,25 @@ std::string FleetDeployConfig(const FleetQuery& q, const FleetPlan& p) {
       p.shape.tp * p.shape.pp, EngineName(q.engine), tp, p.shape.tp);
   if (p.shape.pp > 1) s += fmt::format("    {}: {}\n", pp, p.shape.pp);
   s += fmt::format("    {}: {}\n    {}: {}\n", len, q.load.max_len, seqs, p.max_num_seqs);
-  if (cache && q.engine != Engine::kTrtllm) s += fmt::format("    kv_cache_dtype: {}\n", p.kv_flag);
-  if (!p.weight_flag.empty() && q.engine != Engine::kTrtllm) {
-    s += fmt::format("    quantization: {}\n", p.weight_flag);
-  }
+  if (!cache.empty()) s += fmt::format("    kv_cache_dtype: {}\n", cache);
+  if (OnlineQuantization(q.engine, p)) s += fmt::format("    quantization: {}\n", p.weight_flag);
   // The requests the plan holds, in requests of max-model-len.
   const double mean = q.load.prompt + q.load.output;
   const auto held = static_cast<uint64_t>(
       std::max(1.0, std::floor(p.batch * mean / static_cast<double>(q.load.max_len))));
   s += fmt::format("requirements:\n  min_concurrency: {}\n", held);
   // The targets under this replica's share of the load (aggregated serving,
-  // what check models), so CI gates the latency too.
+  // what check models), so CI gates the latency too; check has no shared
+  // prefix in its serving model, so a plan that counts one leaves it out.
   const FleetTargets& t = q.targets;
-  if (!p.disaggregated && (t.ttft_s > 0 || t.tpot_s > 0)) {
+  if (!p.disaggregated && q.load.shared_prefix == 0 && (t.ttft_s > 0 || t.tpot_s > 0)) {
     const double replicas = static_cast<double>(p.replicas);
     s += "  serving:\n";
     if (q.load.users > 0) {
       s += fmt::format(
           "    users: {}\n",
-          static_cast<uint64_t>(std::floor(static_cast<double>(q.load.users) / replicas)));
+          std::max<uint64_t>(
+              1, static_cast<uint64_t>(std::floor(static_cast<double>(q.load.users) / replicas))));
     } else {
       s += fmt::format("    rate: {:.6g}\n", p.rate / replicas);
     }
@@ -217,7 +230,14 @@ std::string FleetText(const FleetQuery& q, const FleetResult& r, size_t width) {
       out += fmt::format("  each request's cache moves once: {} in {}\n",
                          FormatBoth(static_cast<uint64_t>(b.transfer_bytes)), Ms(b.transfer_s));
     }
-    out += "  launch (each replica): " + FleetLaunchLine(q, b) + "\n\n";
+    out += "  launch (each replica): " + FleetLaunchLine(q, b) + "\n";
+    if (!b.weight_flag.empty() && !OnlineQuantization(q.engine, b)) {
+      out += fmt::format(
+          "  ({} weights: serve a checkpoint quantized to {}; the engine does not "
+          "quantize to it at load)\n",
+          b.weight_dtype, b.weight_dtype);
+    }
+    out += "\n";
     out += PlanTable(Shown(r), r.priced).Text("  ", width);
   }
   if (!r.pareto.empty()) {

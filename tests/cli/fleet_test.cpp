@@ -81,6 +81,26 @@ TEST_CASE("fleet: targets, prices, JSON and CSV") {
   CAPTURE(gate.out);
   CHECK(gate.exit_code == 0);
   CHECK(gate.out.find("PASS  serving_ttft_ms") != std::string::npos);
+  // A trickle still needs one replica; a lone user one replica too.
+  auto trickle = RunKvplan(
+      "fleet llama-3.1-8b --gpu h100-sxm --rate 1e-9 --prompt 100 --output 10 --format json");
+  CHECK(trickle.out.find("\"replicas\": 1,") != std::string::npos);
+  CHECK(trickle.out.find("\"replicas\": 0,") == std::string::npos);
+  auto lone = RunKvplan(
+      "fleet llama-3.1-8b --gpu h100-sxm --users 1 --prompt 30000 --output 10 --ttft 2s "
+      "--format json --mode aggregated");
+  CHECK(lone.out.find("\"replicas\": 1,") != std::string::npos);
+  // TensorRT-LLM's config carries the cache dtype; int4 weights say they
+  // need a quantized checkpoint.
+  auto trt = RunKvplan(
+      "fleet llama-3.1-8b --gpu h100-sxm --users 8 --prompt 1000 --output 100 --engine trtllm "
+      "--kv-cache-dtype fp8 --weight-dtype int4");
+  CHECK(trt.out.find("    kv_cache_dtype: fp8\n") != std::string::npos);
+  CHECK(trt.out.find("(int4 weights: serve a checkpoint quantized to int4") != std::string::npos);
+  auto sg = RunKvplan(
+      "fleet llama-3.1-8b --gpu h100-sxm --users 8 --prompt 1000 --output 100 --engine sglang "
+      "--kv-cache-dtype fp8");
+  CHECK(sg.out.find("--kv-cache-dtype fp8_e4m3") != std::string::npos);
   // SGLang's and TensorRT-LLM's launch lines.
   auto s = RunKvplan(
       "fleet qwen3-8b --gpu h100-sxm --users 10 --prompt 1000 --output 100 --engine sglang");
@@ -131,6 +151,13 @@ TEST_CASE("fleet: bad input is one line, exit 2") {
               "--price: 'h100-sxm': expected GPU=USD_PER_HOUR (h100-sxm=2.5)");
   ExpectError(base + "--rate 1 --price h100-sxm=2 --price h100-sxm=3",
               "--price h100-sxm: given twice");
+  ExpectError("fleet llama-3.1-8b --gpu h100-sxm,h100-sxm --rate 1 --prompt 100 --output 10",
+              "--gpu: h100-sxm named twice");
+  ExpectError(base + "--rate 1 --max-gpus 0", "--max-gpus: must be at least 1");
+  ExpectError(base + "--rate 1 --kv-cache-dtype auto,fp7",
+              "--kv-cache-dtype: unknown cache dtype 'fp7' (known: fp32, fp16, bf16, fp8_e4m3, "
+              "fp8_e5m2, int8, int8_pth, fp8_pth, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1, nvfp4, "
+              "fp8_ds_mla)");
   ExpectError(base + "--rate 1 --users 3",
               "fleet: give exactly one of --users N (concurrent users) or --rate R (requests/s)");
   ExpectError("fleet llama-3.1-8b --gpu h100-sxm --rate 1 --prompt 100",
