@@ -260,9 +260,15 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
       // llama.cpp's ctx_size 0 is the model's own context; elsewhere 0 is no value.
       case ArgType::kTokens:
         if (engine == "vllm") {
-          // vLLM reads a config file's values as its flags: human_readable_int.
+          // vLLM reads a config file's values as its flags: human_readable_int;
+          // max_model_len -1 (or auto) fits it to the cache, as on the line.
           const std::string what = r.Pos(k.key).Prefix() + k.key;
-          *u = ParseHumanReadableInt(r.Str(k.key), what);
+          const std::string text = r.Str(k.key);
+          if (f == "max_model_len" && (text == "-1" || text == "auto")) {
+            a.max_model_len_auto = true;
+            break;
+          }
+          *u = ParseHumanReadableInt(text, what);
           if (**u == 0) Fail("{}: must be positive, got 0", what);
         } else {
           *u = ReadTokenCount(r, k.key, f == "n_ctx");

@@ -1287,3 +1287,15 @@ TEST_CASE("requirements.serving: TTFT and TPOT under a rate or users, from the f
                      "    max_tpot_ms: 5\n")) ==
         "d.yaml:15:17: percentile: 'p120' is not one of p50, p90, p95, p99");
 }
+
+TEST_CASE("engine.args max_model_len -1 (or auto) is vLLM's auto-fit, as on its command line") {
+  for (const char* v : {"-1", "auto", "'-1'"}) {
+    CAPTURE(v);
+    const DeployConfig d = ParseDeployConfig(
+        Replace(kGood, "max_model_len: 32768", std::string("max_model_len: ") + v), "d.yaml");
+    CHECK(d.args.max_model_len_auto);
+    CHECK_FALSE(d.args.max_model_len);
+  }
+  CHECK(ErrorOf(Replace(kGood, "max_model_len: 32768", "max_model_len: -2"))
+            .find("d.yaml:8:20: max_model_len") == 0);
+}
