@@ -27,6 +27,9 @@ commands=(
   "2 size $bad/model-duplicate-key.yaml"
   "2 size $bad/model-not-utf8.yaml"
   "2 size llama-3.1-8b --kv-cache-dtype fp9"
+  "0 fleet llama-3.1-70b --gpu h100-sxm,l40s --rate 5 --prompt 2000 --output 200 --tpot 80ms --format json"
+  "1 fleet llama-3.1-70b --gpu l40s --rate 1 --prompt 2000 --output 200 --tpot 1ms"
+  "2 fleet llama-3.1-8b --gpu h100-sxm --rate 1 --prompt 100 --output 10 --tpot 50"
 )
 
 failed=0
