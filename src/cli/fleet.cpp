@@ -57,14 +57,6 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
-double ParsePercentile(const std::string& p) {
-  if (p == "p50") return 0.5;
-  if (p == "p90") return 0.9;
-  if (p == "p95") return 0.95;
-  if (p == "p99") return 0.99;
-  Fail("--percentile: '{}' is not one of p50, p90, p95, p99", p);
-}
-
 // --price GPU=USD_PER_HOUR, one per GPU named in --gpu.
 std::map<std::string, double> ParsePrices(const std::vector<std::string>& prices,
                                           const std::vector<std::string>& gpus) {
@@ -143,7 +135,7 @@ int Run(const FleetOptionsCli& o) {
   q.load = ReadLoad(o);
   if (!o.ttft.empty()) q.targets.ttft_s = ParseSeconds(o.ttft, "--ttft");
   if (!o.tpot.empty()) q.targets.tpot_s = ParseSeconds(o.tpot, "--tpot");
-  q.targets.percentile = ParsePercentile(o.percentile);
+  q.targets.percentile = ParsePercentile(o.percentile, "--percentile");
   if (!(o.max_utilisation > 0 && o.max_utilisation <= 1)) {
     Fail("--max-utilisation: expected a fraction in (0, 1], got {:g}", o.max_utilisation);
   }

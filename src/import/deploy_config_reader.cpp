@@ -109,17 +109,8 @@ ServingRequirement ReadServing(MapReader& r, const std::string& file) {
   q.output = ReadTokenCount(s, "output", false);
   CheckContextTokens(q.output, s.Pos("output").Prefix() + "output");
   if (s.Has("percentile")) {
-    const std::string p = s.Str("percentile");
-    if (p == "p50")
-      q.percentile = 0.5;
-    else if (p == "p90")
-      q.percentile = 0.9;
-    else if (p == "p95")
-      q.percentile = 0.95;
-    else if (p == "p99")
-      q.percentile = 0.99;
-    else
-      Fail("{}percentile: '{}' is not one of p50, p90, p95, p99", s.Pos("percentile").Prefix(), p);
+    q.percentile =
+        ParsePercentile(s.Str("percentile"), s.Pos("percentile").Prefix() + "percentile");
   } else {
     s.OptStr("percentile");
   }

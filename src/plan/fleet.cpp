@@ -125,19 +125,6 @@ double LargestRate(double hi, Ok ok) {
   return lo;
 }
 
-// The rate at which `load(rate)` holds `in_flight` requests (in_flight grows
-// with rate), within (0, hi].
-template <typename Load>
-double RateHolding(double in_flight, double hi, Load load) {
-  double lo = 0;
-  for (int i = 0; i < 60; ++i) {
-    const double mid = (lo + hi) / 2;
-    const ReplicaLoad l = load(mid);
-    (l.stable && l.in_flight < in_flight ? lo : hi) = mid;
-  }
-  return lo;
-}
-
 // Replicas to carry `load` at `per_replica` each: at least one.
 uint64_t ReplicasFor(double load, double per_replica) {
   return std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(load / per_replica - 1e-9)));

@@ -122,13 +122,8 @@ double SaturatedRate(ReplicaModel& r, double batch_cap) {
 }
 
 ReplicaLoad LoadHolding(ReplicaModel& r, double in_flight, double percentile, double batch_cap) {
-  double lo = 0, hi = SaturatedRate(r, batch_cap);
-  for (int i = 0; i < 60; ++i) {
-    const double mid = (lo + hi) / 2;
-    const ReplicaLoad l = LoadAggregated(r, mid, percentile, batch_cap);
-    (l.stable && l.in_flight < in_flight ? lo : hi) = mid;
-  }
-  ReplicaLoad l = LoadAggregated(r, lo, percentile, batch_cap);
+  auto load = [&](double rate) { return LoadAggregated(r, rate, percentile, batch_cap); };
+  ReplicaLoad l = load(RateHolding(in_flight, SaturatedRate(r, batch_cap), load));
   // Short of the users asked for: the replica cannot hold them.
   if (l.in_flight < in_flight * 0.99) l.stable = false;
   return l;

@@ -93,6 +93,19 @@ struct ReplicaLoad {
 /// is unstable.
 ReplicaLoad LoadAggregated(ReplicaModel& r, double rate, double percentile, double batch_cap);
 
+/// The rate at which `load(rate)` (a ReplicaLoad) holds `in_flight`
+/// requests, in_flight growing with the rate, within (0, hi]: bisection.
+template <typename Load>
+double RateHolding(double in_flight, double hi, Load load) {
+  double lo = 0;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    const ReplicaLoad l = load(mid);
+    (l.stable && l.in_flight < in_flight ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 /// The replica's saturated rate: its cache full (`batch_cap` requests
 /// decoding) with prefill between the steps.
 double SaturatedRate(ReplicaModel& r, double batch_cap);

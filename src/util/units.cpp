@@ -425,4 +425,12 @@ double ParseSeconds(std::string_view text, std::string_view what) {
   return *v * scale;
 }
 
+double ParsePercentile(std::string_view text, std::string_view what) {
+  if (text == "p50") return 0.5;
+  if (text == "p90") return 0.9;
+  if (text == "p95") return 0.95;
+  if (text == "p99") return 0.99;
+  Fail("{}: '{}' is not one of p50, p90, p95, p99", what, text);
+}
+
 }  // namespace kvplan

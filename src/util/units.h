@@ -72,6 +72,10 @@ double ParseReal(std::string_view text, std::string_view what);
 /// without a unit (is 50 ms or s?), an unknown unit, or 0 and below.
 double ParseSeconds(std::string_view text, std::string_view what);
 
+/// A latency percentile as written: p50, p90, p95 or p99, as a fraction
+/// (0.9). Throws Error "WHAT: 'TEXT' is not one of p50, p90, p95, p99".
+double ParsePercentile(std::string_view text, std::string_view what);
+
 /// An integer as Python's int() reads a command-line word (vLLM's int
 /// flags): optional whitespace and '+', decimal digits with single '_'
 /// between them. No point, exponent or suffix. Throws Error naming `what`;

@@ -7,7 +7,6 @@
 
 #include "cli_runner.h"
 
-using kvplan::test::LineCount;
 using kvplan::test::RunKvplan;
 using kvplan::test::TempDir;
 using kvplan::test::WriteFile;
@@ -16,11 +15,7 @@ namespace {
 
 void ExpectError(const std::string& args, const std::string& message) {
   CAPTURE(args);
-  auto r = RunKvplan(args);
-  CHECK(r.exit_code == 2);
-  CHECK(r.out.empty());
-  CHECK(r.err == "kvplan: error: " + message + "\n");
-  CHECK(LineCount(r.err) == 1);
+  kvplan::test::CheckOneLineError(RunKvplan(args), message);
 }
 
 }  // namespace
