@@ -100,7 +100,22 @@ uint64_t StateBytes(const GgufMeta& m, ModelSpec& s) {
                                      "(see docs/reliability.md)",
                                      ModelLimits::kMaxStateBytes));
   }
-  if (d_inner % s.hidden_size == 0) {
+  const std::optional<uint64_t> heads = m.U("ssm.time_step_rank");  // Mamba-2: the SSM heads
+  if (groups != 0) {
+    // Mamba-2 (llama.cpp writes its head count as ssm.time_step_rank): the
+    // block when the heads split d_inner and the groups split the heads.
+    if (heads && *heads != 0 && *heads <= ModelLimits::kMaxHeads && d_inner % *heads == 0 &&
+        *heads % groups == 0) {
+      MambaSpec mb;
+      mb.version = 2;
+      mb.d_state = d_state;
+      mb.d_conv = d_conv;
+      mb.heads = *heads;
+      mb.head_dim = d_inner / *heads;
+      mb.groups = groups;
+      s.mamba = mb;
+    }
+  } else if (d_inner % s.hidden_size == 0) {
     MambaSpec mb;
     mb.d_state = d_state;
     mb.d_conv = d_conv;

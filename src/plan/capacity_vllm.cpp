@@ -32,21 +32,30 @@ VllmLayout VllmKvCacheGroups(const ModelSpec& m, const KvCost& kv, const EngineC
   };
   std::vector<Type> types;  // in order of first layer, as vLLM's dict of layer specs
   const std::vector<size_t> group_of = m.LayerToGroup();
+  // A layer's own group, then any state group running beside it (Falcon-H1's
+  // Mamba-2 mixer is a layer of its own to vLLM).
+  std::vector<std::vector<size_t>> mixers(m.layers);
+  for (uint64_t i = 0; i < m.layers; ++i) mixers[i].push_back(group_of[i]);
+  for (size_t gi = 0; gi < m.groups.size(); ++gi) {
+    if (!m.groups[gi].parallel) continue;
+    for (uint64_t i : m.GroupLayers(gi)) mixers[i].push_back(gi);
+  }
   for (uint64_t i = 0; i < m.layers; ++i) {
-    const LayerGroup& lg = m.groups[group_of[i]];
-    const GroupCost& g = kv.groups[group_of[i]];
-    if (lg.kind == LayerKind::kShared) continue;  // reads another layer's cache: no spec
-    const uint64_t state = lg.kind == LayerKind::kState ? CeilDiv(lg.state_bytes, kv.tp) : 0;
-    auto same = [&](const Type& t) {
-      return t.kind == g.kind && t.window == g.cap_tokens &&
-             t.token_bytes == g.bytes_per_token_layer && t.state_bytes == state;
-    };
-    auto it = std::find_if(types.begin(), types.end(), same);
-    if (it == types.end()) {
-      types.push_back({g.kind, g.cap_tokens, g.bytes_per_token_layer, state, {}});
-      it = types.end() - 1;
+    for (size_t gi : mixers[i]) {
+      const GroupCost& g = kv.groups[gi];
+      // Shared layers read another layer's cache, MLP-only layers have none: no spec.
+      if (g.kind == LayerKind::kShared || g.kind == LayerKind::kNone) continue;
+      auto same = [&](const Type& t) {
+        return t.kind == g.kind && t.window == g.cap_tokens &&
+               t.token_bytes == g.bytes_per_token_layer && t.state_bytes == g.state_bytes_layer;
+      };
+      auto it = std::find_if(types.begin(), types.end(), same);
+      if (it == types.end()) {
+        types.push_back({g.kind, g.cap_tokens, g.bytes_per_token_layer, g.state_bytes_layer, {}});
+        it = types.end() - 1;
+      }
+      it->layers.push_back(i);
     }
-    it->layers.push_back(i);
   }
   VllmLayout out;
   out.block_size = c.block_size;
@@ -164,6 +173,7 @@ uint64_t VllmGroupBlocks(const KvCacheGroup& g, uint64_t n, uint64_t batched) {
     case LayerKind::kFull:
     case LayerKind::kMla:
     case LayerKind::kShared:
+    case LayerKind::kNone:
       break;
   }
   return CeilDiv(n, bs);

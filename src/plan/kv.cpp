@@ -1,5 +1,6 @@
 #include "plan/kv.h"
 
+#include "spec/state_shape.h"
 #include "util/checked.h"
 
 namespace kvplan {
@@ -7,6 +8,23 @@ namespace kvplan {
 uint64_t GroupCost::SequenceBytes(uint64_t n) const {
   return CheckedAdd(fixed_bytes, CheckedMul(per_token_bytes, TokensHeld(n), "bytes per sequence"),
                     "bytes per sequence");
+}
+
+uint64_t GroupCost::ReadBytes(uint64_t n) const {
+  if (sparse_topk == 0 || sparse_topk >= TokensHeld(n)) return SequenceBytes(n);
+  const uint64_t index = CheckedMul(CheckedMul(index_bytes_per_token_layer, layers), TokensHeld(n),
+                                    "bytes read per step");
+  const uint64_t latent = CheckedMul(
+      CheckedMul(bytes_per_token_layer - index_bytes_per_token_layer, layers), sparse_topk,
+      "bytes read per step");
+  return CheckedAdd(fixed_bytes, CheckedAdd(index, latent, "bytes read per step"),
+                    "bytes read per step");
+}
+
+uint64_t KvCost::ReadBytes(uint64_t n, uint64_t batch) const {
+  uint64_t total = 0;
+  for (const GroupCost& g : groups) total = CheckedAdd(total, g.ReadBytes(n), "bytes read per step");
+  return CheckedMul(total, batch, "bytes read per step");
 }
 
 uint64_t KvCost::SequenceBytes(uint64_t n) const {
@@ -43,6 +61,11 @@ uint64_t KvCost::MaxTokensPerSequence(uint64_t budget) const {
   return lo;
 }
 
+uint64_t IndexerKeyBytes(const MlaSpec& mla) {
+  if (mla.index_head_dim == 0) return 0;
+  return mla.index_head_dim + 4 * CeilDiv(mla.index_head_dim, 128);
+}
+
 uint64_t KvHeadsPerRank(uint64_t kv_heads, uint64_t tp) {
   return kv_heads >= tp ? kv_heads / tp : 1;
 }
@@ -61,6 +84,7 @@ void CheckKvConfig(const ModelSpec& m, const CacheDtype& dtype, uint64_t tp) {
                       "MLA latent dim (kv_lora_rank + qk_rope_head_dim)");
       continue;
     }
+    if (g.kind == LayerKind::kState) LayerState(m, g, tp);  // tp must divide its heads
     if (!g.HoldsTokens()) continue;
     if (g.kv_heads >= tp ? g.kv_heads % tp != 0 : tp % g.kv_heads != 0) {
       Fail("tensor parallel size {} must divide the {} KV heads of {} or be a multiple of them", tp,
@@ -99,16 +123,22 @@ KvCost ComputeKvCost(const ModelSpec& m, const CacheDtype& dtype, uint64_t tp) {
         c.cap_tokens = g.kind == LayerKind::kFull ? 0 : g.window;
         break;
       case LayerKind::kMla:
-        // One latent vector per token and layer, the same on every rank.
+        // One latent vector per token and layer, the same on every rank,
+        // plus the sparse-attention indexer's key where the model has one.
         c.kv_heads = 1;
         c.head_dim = m.mla->LatentDim();
-        c.bytes_per_token_layer = dtype.VectorBytes(c.head_dim);
+        c.index_bytes_per_token_layer = IndexerKeyBytes(*m.mla);
+        c.sparse_topk = m.mla->index_topk;
+        c.bytes_per_token_layer =
+            CheckedAdd(dtype.VectorBytes(c.head_dim), c.index_bytes_per_token_layer);
         break;
       case LayerKind::kState:
-        // Mamba state is split across ranks with the inner dimension.
-        c.fixed_bytes = CheckedMul(CeilDiv(g.state_bytes, tp), g.layers, "state bytes");
+        // The state splits across ranks with its heads and channels.
+        c.state_bytes_layer = LayerState(m, g, tp).Bytes();
+        c.fixed_bytes = CheckedMul(c.state_bytes_layer, g.layers, "state bytes");
         break;
       case LayerKind::kShared:
+      case LayerKind::kNone:
         break;
     }
     c.per_token_bytes = CheckedMul(c.bytes_per_token_layer, g.layers, "bytes per token");

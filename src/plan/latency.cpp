@@ -115,10 +115,23 @@ ModelCost AttentionCost(const ModelSpec& model, uint64_t tp) {
   const double q_heads = static_cast<double>(model.query_heads) / static_cast<double>(tp);
   for (const LayerGroup& g : model.groups) {
     double per_layer = 0;
+    if (g.kind == LayerKind::kMla && model.mla && model.mla->index_topk != 0) {
+      // Sparse attention (DeepSeek-V3.2): the indexer scores every cached
+      // token, then each query attends to the top index_topk latents only.
+      const MlaSpec& mla = *model.mla;
+      c.attention_flops_per_token_ctx += 2.0 * static_cast<double>(mla.index_heads) *
+                                         static_cast<double>(mla.index_head_dim) *
+                                         static_cast<double>(g.layers);
+      c.windowed.push_back({mla.index_topk, 2 * q_heads *
+                                                static_cast<double>(mla.LatentDim() +
+                                                                    mla.kv_lora_rank) *
+                                                static_cast<double>(g.layers)});
+      continue;
+    }
     if (g.kind == LayerKind::kMla && model.mla) {
       per_layer =
           2 * q_heads * static_cast<double>(model.mla->LatentDim() + model.mla->kv_lora_rank);
-    } else if (g.kind != LayerKind::kState) {
+    } else if (g.HoldsTokens() || g.kind == LayerKind::kShared) {
       per_layer = 2 * q_heads * static_cast<double>(g.head_dim + g.v_head_dim);
     }
     const double flops = per_layer * static_cast<double>(g.layers);
@@ -150,7 +163,7 @@ ModelCost ComputeModelCost(const ModelSpec& model, const CacheDtype& dtype,
   c.attention_group = model.mla ? std::max<uint64_t>(1, model.query_heads / tp)
                                 : std::max<uint64_t>(1, model.query_heads / model.kv_heads);
   for (const LayerGroup& g : model.groups) {
-    if (g.kind != LayerKind::kShared) c.cache_layers += g.layers;
+    if (g.kind != LayerKind::kShared && g.kind != LayerKind::kNone) c.cache_layers += g.layers;
   }
   c.weight_dtype = format.name;
   c.weight_format = WeightFormatLabel(format);
@@ -433,7 +446,7 @@ StepEstimate EstimateDecodeStep(const ModelCost& cost, const HardwareSpec& hw, u
   e.weight_bytes = CheckedAdd(
       cost.dense_weight_bytes,
       static_cast<uint64_t>(std::llround(static_cast<double>(cost.expert_weight_bytes) * touched)));
-  e.kv_bytes = cost.kv.TotalBytes(context, batch);
+  e.kv_bytes = cost.kv.ReadBytes(context, batch);
   const double b = static_cast<double>(batch);
   double attention = cost.attention_flops_per_token_ctx * static_cast<double>(context);
   for (const ModelCost::WindowedGroup& g : cost.windowed) {

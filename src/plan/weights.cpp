@@ -103,6 +103,20 @@ void AddAttention(const ModelSpec& m, const LayerGroup& g, std::vector<WeightTen
                          TpSplit::kColumn));
     out.push_back(
         Linear(TensorPart::kAttention, "o_proj", h, m.query_heads * a.v_head_dim, TpSplit::kRow));
+    if (a.index_head_dim != 0) {
+      // DeepSeek-V3.2's lightning indexer (vLLM's Indexer, replicated on
+      // every rank): its queries from the compressed q, one key, a
+      // LayerNorm on the key and a weight per indexer head.
+      const uint64_t q_in = a.q_lora_rank != 0 ? a.q_lora_rank : h;
+      out.push_back(Linear(TensorPart::kAttention, "indexer.wq_b",
+                           a.index_heads * a.index_head_dim, q_in, TpSplit::kReplicated));
+      out.push_back(
+          Linear(TensorPart::kAttention, "indexer.wk", a.index_head_dim, h, TpSplit::kReplicated));
+      out.push_back(
+          Vector(TensorPart::kNorm, "indexer.k_norm", 2 * a.index_head_dim, TpSplit::kReplicated));
+      out.push_back(Linear(TensorPart::kAttention, "indexer.weights_proj", a.index_heads, h,
+                           TpSplit::kReplicated));
+    }
     return;
   }
   const uint64_t kv = g.kv_heads != 0 ? g.kv_heads : m.kv_heads;
@@ -247,9 +261,10 @@ ModelTensors BuildModelTensors(const ModelSpec& m) {
     L.reserve(16);
     const LayerGroup& g = m.groups[group_of[i]];
     // Mixer: attention, or Mamba for attention-free layers of a Mamba hybrid.
+    // MLP-only layers (kNone) have no mixer.
     if (g.kind == LayerKind::kState && m.mamba) {
       AddMamba(m, L);
-    } else if (g.kind != LayerKind::kState) {
+    } else if (g.kind != LayerKind::kState && g.kind != LayerKind::kNone) {
       AddAttention(m, g, L);
     }
     // Norms before the mixer and the MLP (Gemma: after them too).

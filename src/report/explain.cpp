@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "plan/latency.h"
+#include "spec/state_shape.h"
 #include "util/checked.h"
 #include "util/units.h"
 
@@ -32,6 +33,21 @@ std::string VectorTerm(const CacheDtype& d, uint64_t dims) {
 
 std::string Ratio(double r) {
   return fmt::format("{:.1f}x", r);
+}
+
+// An MLA layer's bytes per token: the latent (vLLM's fp8_ds_mla layout
+// spelled out), plus the sparse indexer's key where there is one.
+std::string MlaTerm(const ModelSpec& m, const CacheDtype& dtype, const GroupCost& g) {
+  const bool ds = dtype.name == "fp8_ds_mla";
+  std::string term = ds ? std::string("656 B (512 fp8 + 4 fp32 scales + 64 bf16 rope)")
+                        : VectorTerm(dtype, g.head_dim);
+  if (g.index_bytes_per_token_layer != 0) {
+    term += fmt::format(" + indexer key {} fp8 + {} B scale", m.mla->index_head_dim,
+                        g.index_bytes_per_token_layer - m.mla->index_head_dim);
+  } else if (ds) {
+    return term;
+  }
+  return term + " = " + B(g.bytes_per_token_layer);
 }
 
 // One layer group's bytes per token and per sequence, spelled out.
@@ -66,21 +82,94 @@ std::string GroupLines(const ModelSpec& m, const CacheDtype& dtype, const GroupC
           "  {} (MLA): one latent of kv_lora_rank {} + rope {} = {} per token per layer "
           "(no factor 2: K and V are both rebuilt from it)\n",
           label, m.mla->kv_lora_rank, m.mla->qk_rope_head_dim,
-          dtype.name == "fp8_ds_mla"
-              ? fmt::format("656 B (512 fp8 + 4 fp32 scales + 64 bf16 rope)")
-              : VectorTerm(dtype, g.head_dim) + " = " + B(g.bytes_per_token_layer));
+          MlaTerm(m, dtype, g));
       out += fmt::format("    x {} layers = {} per token\n", g.layers, B(g.per_token_bytes));
       out += fmt::format("    x {} tokens = {}\n", WithCommas(n), B(g.SequenceBytes(n)));
       break;
-    case LayerKind::kState:
+    case LayerKind::kState: {
+      const StateShape shape = LayerState(m, lg, 1);
       out += fmt::format(
-          "  {} (attention-free): a fixed state of {} per layer per sequence, whatever the "
-          "length = {}\n",
-          label, B(lg.state_bytes), B(g.fixed_bytes));
+          "  {} (attention-free, {}): a fixed state of {} = {} per layer per sequence, whatever "
+          "the length",
+          label, StateFormName(shape.form), shape.Arithmetic(), B(shape.Bytes()));
+      out += fmt::format("{}\n    x {} layers = {}\n",
+                         lg.parallel ? " (beside the attention of the same layers)" : "",
+                         g.layers, B(g.fixed_bytes));
       break;
+    }
     case LayerKind::kShared:
       out += fmt::format("  {} (share another layer's KV): 0 B\n", label);
       break;
+    case LayerKind::kNone:
+      out += fmt::format("  {} (no attention, no state: MLP only): 0 B\n", label);
+      break;
+  }
+  return out;
+}
+
+// One paragraph per cache form beyond plain attention that the model has:
+// what it keeps per token, what per sequence, and whether that grows.
+std::string FormNotes(const ModelSpec& m) {
+  std::string out;
+  bool chunked = false, state = false, none = false, sparse = false;
+  for (const LayerGroup& g : m.groups) {
+    chunked |= g.kind == LayerKind::kChunked;
+    state |= g.kind == LayerKind::kState;
+    none |= g.kind == LayerKind::kNone;
+    sparse |= g.kind == LayerKind::kMla && m.mla->index_head_dim != 0;
+  }
+  if (chunked) {
+    out +=
+        "\nChunked local attention: a chunked layer attends only within its own chunk of "
+        "tokens, so it keeps K and V for at most one chunk per sequence; past the chunk its "
+        "cache stops growing, and only the full-attention layers keep every token.\n";
+  }
+  if (state) {
+    switch (ModelStateForm(m)) {
+      case StateForm::kGiven:
+        out +=
+            "\nState layers keep no keys or values: each sequence holds one fixed state per "
+            "layer (state_bytes), updated in place as tokens arrive, so it does not grow with "
+            "context.\n";
+        break;
+      case StateForm::kMamba:
+      case StateForm::kMamba2:
+        out += fmt::format(
+            "\n{} layers keep no keys or values: per sequence and layer they hold the last "
+            "d_conv - 1 inputs of a short convolution and an SSM state of d_state values per "
+            "channel{}, rewritten in place each token. Nothing is kept per token, so the state "
+            "costs the same at 10 tokens as at 1M; it is paid per running sequence.\n",
+            m.mamba->version == 2 ? "Mamba-2" : "Mamba",
+            m.mamba->version == 2 ? " (head_dim x d_state per head)" : "");
+        break;
+      case StateForm::kGatedDeltaNet:
+        out +=
+            "\nGated DeltaNet (linear attention) layers keep no keys or values: per sequence "
+            "and layer they hold a key_head_dim x value_head_dim matrix per value head (the "
+            "keys' and values' outer products, summed with a decay and a delta-rule "
+            "correction) and a short convolution's last conv_kernel - 1 inputs. The matrix is "
+            "rewritten each token, so it does not grow with context.\n";
+        break;
+      case StateForm::kLightning:
+        out +=
+            "\nLightning (linear) attention layers keep no keys or values: per sequence and "
+            "layer they hold one head_dim x head_dim matrix per head, the decayed sum of "
+            "k^T v over all tokens so far, so the state does not grow with context.\n";
+        break;
+    }
+  }
+  if (sparse) {
+    out += fmt::format(
+        "\nSparse attention (DeepSeek-V3.2): beside each token's MLA latent, every layer keeps "
+        "the indexer's key ({} fp8 values and a scale). Both grow with context; a decode step "
+        "scores every cached indexer key but reads only the top {} latents, so the cache held "
+        "grows linearly while the attention read stops at {} tokens.\n",
+        m.mla->index_head_dim, WithCommas(m.mla->index_topk), WithCommas(m.mla->index_topk));
+  }
+  if (none) {
+    out +=
+        "\nMLP-only layers have no attention and no state: they cache nothing, but still "
+        "count in the layer total (and in pipeline stages).\n";
   }
   return out;
 }
@@ -257,6 +346,7 @@ std::string ExplainSize(const ModelSpec& m, const CacheDtype& dtype, const KvCos
                             : fmt::format("{} layers", g.layers);
     out += GroupLines(m, dtype, g, lg, label, n);
   }
+  out += FormNotes(m);
   out += "\n";
   out += fmt::format("  per sequence = {} = {} = {}\n", B(seq), FormatGiB(seq), FormatGB(seq));
   uint64_t total = cost.TotalBytes(n, batch);

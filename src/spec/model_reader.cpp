@@ -10,13 +10,15 @@ namespace kvplan {
 namespace {
 
 LayerKind ParseKind(const std::string& s, const SourcePos& pos) {
-  static const std::vector<std::string> kNames = {"full", "sliding", "chunked",
-                                                  "mla",  "state",   "shared"};
+  static const std::vector<std::string> kNames = {"full",  "sliding", "chunked", "mla",
+                                                  "state", "shared",  "none"};
   for (size_t i = 0; i < kNames.size(); ++i) {
     if (s == kNames[i]) return static_cast<LayerKind>(i);
   }
-  Fail("{}kind: unknown layer kind '{}' (known: full, sliding, chunked, mla, state, shared){}",
-       pos.Prefix(), s, DidYouMean(s, kNames));
+  Fail(
+      "{}kind: unknown layer kind '{}' (known: full, sliding, chunked, mla, state, shared, "
+      "none){}",
+      pos.Prefix(), s, DidYouMean(s, kNames));
 }
 
 std::string ParseWeightDtype(const std::string& s, const SourcePos& pos,
@@ -140,44 +142,150 @@ MoeSpec ParseMoe(const YAML::Node& node, const std::string& file) {
 
 // The `mla:` block: multi-head latent attention's ranks and head sizes.
 MlaSpec ParseMla(const YAML::Node& node, const std::string& file) {
-  MapReader m(
-      node, file, "mla",
-      {"kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "q_lora_rank", "v_head_dim"});
+  MapReader m(node, file, "mla",
+              {"kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "q_lora_rank", "v_head_dim",
+               "index_heads", "index_head_dim", "index_topk"});
   MlaSpec mla;
   mla.kv_lora_rank = m.U64("kv_lora_rank");
   mla.qk_rope_head_dim = m.U64("qk_rope_head_dim");
   mla.qk_nope_head_dim = m.U64("qk_nope_head_dim");
   mla.q_lora_rank = m.OptU64("q_lora_rank").value_or(0);
   mla.v_head_dim = m.U64("v_head_dim");
+  // DeepSeek-V3.2's indexer: all three keys or none.
+  const bool any_index = m.Has("index_heads") || m.Has("index_head_dim") || m.Has("index_topk");
+  if (any_index) {
+    mla.index_heads = m.U64("index_heads");
+    mla.index_head_dim = m.U64("index_head_dim");
+    mla.index_topk = m.U64("index_topk");
+  }
   m.Finish();
   return mla;
 }
 
 // The `mamba:` block: the state-space layers' sizes.
 MambaSpec ParseMamba(const YAML::Node& node, const std::string& file) {
-  MapReader m(node, file, "mamba", {"d_state", "d_conv", "expand", "dt_rank"});
+  MapReader m(node, file, "mamba",
+              {"version", "d_state", "d_conv", "expand", "dt_rank", "heads", "head_dim", "groups"});
   MambaSpec mb;
+  mb.version = m.OptU64("version").value_or(1);
+  if (mb.version != 1 && mb.version != 2) {
+    Fail("{}version: {} is not a Mamba version kvplan knows (1: Mamba, 2: Mamba-2)",
+         m.Pos("version").Prefix(), mb.version);
+  }
   mb.d_state = m.U64("d_state");
   mb.d_conv = m.U64("d_conv");
-  mb.expand = m.U64("expand");
-  mb.dt_rank = m.OptU64("dt_rank").value_or(0);
+  if (mb.version == 1) {
+    mb.expand = m.U64("expand");
+    mb.dt_rank = m.OptU64("dt_rank").value_or(0);
+    for (const char* key : {"heads", "head_dim", "groups"}) {
+      if (m.Has(key)) Fail("{}{}: only Mamba-2 (version: 2) takes {}", m.Pos(key).Prefix(), key, key);
+    }
+  } else {
+    mb.expand = m.OptU64("expand").value_or(0);  // documentation: d_inner is heads x head_dim
+    mb.heads = m.U64("heads");
+    mb.head_dim = m.U64("head_dim");
+    mb.groups = m.U64("groups");
+    if (m.Has("dt_rank")) {
+      Fail("{}dt_rank: Mamba-2 has no dt_rank (one dt per head)", m.Pos("dt_rank").Prefix());
+    }
+    if (mb.heads % mb.groups != 0) {
+      Fail("{}groups: {} does not divide the {} heads", m.Pos("groups").Prefix(), mb.groups,
+           mb.heads);
+    }
+  }
   m.Finish();
   return mb;
+}
+
+// The `linear_attention:` block: Gated DeltaNet or lightning attention heads.
+LinearAttentionSpec ParseLinearAttention(const YAML::Node& node, const std::string& file) {
+  MapReader m(node, file, "linear_attention",
+              {"kind", "key_heads", "value_heads", "key_head_dim", "value_head_dim",
+               "conv_kernel"});
+  LinearAttentionSpec la;
+  la.kind = m.Str("kind");
+  static const std::vector<std::string> kKinds = {"gated_deltanet", "lightning"};
+  if (la.kind != kKinds[0] && la.kind != kKinds[1]) {
+    Fail("{}kind: unknown linear attention '{}' (known: gated_deltanet, lightning){}",
+         m.Pos("kind").Prefix(), la.kind, DidYouMean(la.kind, kKinds));
+  }
+  la.key_heads = m.U64("key_heads");
+  la.value_heads = m.U64("value_heads");
+  la.key_head_dim = m.U64("key_head_dim");
+  la.value_head_dim = m.U64("value_head_dim");
+  if (la.kind == "gated_deltanet") {
+    la.conv_kernel = m.U64("conv_kernel");
+    if (la.value_heads % la.key_heads != 0) {
+      Fail("{}value_heads: {} is not a multiple of the {} key heads",
+           m.Pos("value_heads").Prefix(), la.value_heads, la.key_heads);
+    }
+  } else {
+    if (m.Has("conv_kernel")) {
+      Fail("{}conv_kernel: lightning attention has no convolution", m.Pos("conv_kernel").Prefix());
+    }
+    if (la.key_heads != la.value_heads) {
+      Fail("{}value_heads: lightning attention has one state per head: value_heads {} must equal "
+           "key_heads {}",
+           m.Pos("value_heads").Prefix(), la.value_heads, la.key_heads);
+    }
+  }
+  m.Finish();
+  return la;
+}
+
+// A group's `at:` list: layer indices, ascending, each once.
+std::vector<uint64_t> ParseLayerList(MapReader& g, const std::string& file) {
+  const YAML::Node list = g.Child("at");
+  const SourcePos pos = g.Pos("at");
+  if (!list.IsSequence() || list.size() == 0) {
+    Fail("{}at: expected a non-empty list of layer indices, e.g. [3, 7, 12]", pos.Prefix());
+  }
+  if (list.size() > ModelLimits::kMaxLayers) {
+    Fail("{}at: {} layers is over kvplan's limit of {}", pos.Prefix(), list.size(),
+         ModelLimits::kMaxLayers);
+  }
+  std::vector<uint64_t> out;
+  for (const YAML::Node& n : list) {
+    const uint64_t i = ScalarU64(n, file, "at", true);
+    if (!out.empty() && i <= out.back()) {
+      Fail("{}at: layer {} {} (list the layers once each, ascending)", PosOf(n, file).Prefix(), i,
+           i == out.back() ? "is listed twice" : "comes after a higher layer");
+    }
+    out.push_back(i);
+  }
+  return out;
 }
 
 // One entry of `layer_groups:` (the `i`th): its kind, layers and shape.
 LayerGroup ParseLayerGroup(const YAML::Node& node, const std::string& file, size_t i) {
   MapReader g(node, file, fmt::format("layer_groups[{}]", i),
-              {"kind", "layers", "every", "offset", "window", "chunk", "kv_heads", "head_dim",
-               "v_head_dim", "state_bytes"});
+              {"kind", "layers", "every", "offset", "at", "parallel", "window", "chunk", "kv_heads",
+               "head_dim", "v_head_dim", "state_bytes", "state_dtype"});
   LayerGroup lg;
   lg.pos = g.Pos();
   lg.kind = ParseKind(g.Str("kind"), g.Pos("kind"));
-  lg.layers = g.U64("layers");
   lg.every = g.OptU64("every").value_or(0);
   lg.offset = g.OptU64("offset", true).value_or(0);
   if (g.Has("offset") && lg.every == 0) {
     Fail("{}offset: given without 'every'", g.Pos("offset").Prefix());
+  }
+  if (g.Has("at")) {
+    lg.at = ParseLayerList(g, file);
+    if (lg.every != 0) Fail("{}at: a group takes 'at' or 'every', not both", g.Pos("at").Prefix());
+  }
+  // With `at`, the count is the list's length (a written `layers` must agree).
+  lg.layers = lg.at.empty() || g.Has("layers") ? g.U64("layers") : lg.at.size();
+  lg.parallel = g.OptBool("parallel").value_or(false);
+  if (std::optional<std::string> dtype = g.OptStr("state_dtype")) {
+    if (lg.kind != LayerKind::kState) {
+      Fail("{}state_dtype: only state groups take state_dtype", g.Pos("state_dtype").Prefix());
+    }
+    const std::string d = ParseWeightDtype(*dtype, g.Pos("state_dtype"), "state_dtype");
+    if (d != "fp32" && d != "fp16" && d != "bf16") {
+      Fail("{}state_dtype: {} is not a state dtype (fp32, fp16, bf16)",
+           g.Pos("state_dtype").Prefix(), d);
+    }
+    lg.state_dtype_bytes = d == "fp32" ? 4 : 2;
   }
   lg.window = g.OptU64("window").value_or(0);
   if (auto chunk = g.OptU64("chunk")) {
@@ -231,7 +339,8 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
                                          "tie_embeddings", "mlp",          "attention_bias",
                                          "norm",           "mtp_layers",   "attention",
                                          "params_source",  "moe",          "mla",
-                                         "mamba",          "quantization", "layer_groups"});
+                                         "mamba",          "quantization", "layer_groups",
+                                         "linear_attention"});
   ModelSpec s;
   s.origin = file;
   for (const auto& it : root) {
@@ -286,6 +395,11 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
     s.mamba = ParseMamba(r.Child("mamba"), file);
   } else {
     r.OptStr("mamba");
+  }
+  if (r.Has("linear_attention")) {
+    s.linear_attention = ParseLinearAttention(r.Child("linear_attention"), file);
+  } else {
+    r.OptStr("linear_attention");
   }
   if (r.Has("quantization")) {
     s.quantization = ParseQuantization(r, s, file);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "spec/state_shape.h"
+
 namespace kvplan {
 
 std::string_view LayerKindName(LayerKind kind) {
@@ -21,8 +23,16 @@ std::string_view LayerKindName(LayerKind kind) {
       return "state";
     case LayerKind::kShared:
       return "shared";
+    case LayerKind::kNone:
+      return "none";
   }
   return "?";
+}
+
+bool LayerGroup::Selects(uint64_t i) const {
+  if (!at.empty()) return std::binary_search(at.begin(), at.end(), i);
+  if (every != 0) return i % every == offset;
+  return false;
 }
 
 SourcePos ModelSpec::PosOf(std::string_view field) const {
@@ -45,14 +55,34 @@ std::vector<size_t> ModelSpec::LayerToGroup() const {
   std::vector<size_t> out(layers, groups.size());
   size_t rest = groups.size();
   for (size_t g = 0; g < groups.size(); ++g) {
-    if (groups[g].every == 0) {
+    if (groups[g].parallel) continue;
+    if (groups[g].every == 0 && groups[g].at.empty()) {
       rest = g;
       continue;
     }
-    for (uint64_t i = groups[g].offset; i < layers; i += groups[g].every) out[i] = g;
+    for (uint64_t i = 0; i < layers; ++i) {
+      if (groups[g].Selects(i)) out[i] = g;
+    }
   }
   for (size_t& g : out) {
     if (g == groups.size()) g = rest;
+  }
+  return out;
+}
+
+std::vector<uint64_t> ModelSpec::GroupLayers(size_t g) const {
+  std::vector<uint64_t> out;
+  const LayerGroup& lg = groups.at(g);
+  if (lg.parallel) {
+    const bool all = lg.every == 0 && lg.at.empty();
+    for (uint64_t i = 0; i < layers; ++i) {
+      if (all || lg.Selects(i)) out.push_back(i);
+    }
+    return out;
+  }
+  const std::vector<size_t> owner = LayerToGroup();
+  for (uint64_t i = 0; i < layers; ++i) {
+    if (owner[i] == g) out.push_back(i);
   }
   return out;
 }
@@ -62,7 +92,14 @@ bool ModelSpec::HasDenseMlp() const {
 }
 
 bool ModelSpec::HasWeightShapes() const {
-  return vocab_size != 0 && (!HasDenseMlp() || intermediate_size != 0);
+  // Mamba-2 and linear-attention mixers are not counted matrix by matrix:
+  // such a model's weights are its `params`.
+  const StateForm form = ModelStateForm(*this);
+  const bool counted_mixers = form == StateForm::kGiven || form == StateForm::kMamba ||
+                              std::none_of(groups.begin(), groups.end(), [](const LayerGroup& g) {
+                                return g.kind == LayerKind::kState;
+                              });
+  return counted_mixers && vocab_size != 0 && (!HasDenseMlp() || intermediate_size != 0);
 }
 
 bool ModelSpec::HasAttention() const {
@@ -128,6 +165,24 @@ void CheckLimits(const ModelSpec& s) {
     AtMost(at, "d_conv", s.mamba->d_conv, ModelLimits::kMaxWidth);
     AtMost(at, "expand", s.mamba->expand, ModelLimits::kMaxHeads);
     AtMost(at, "dt_rank", s.mamba->dt_rank, ModelLimits::kMaxWidth);
+    AtMost(at, "heads", s.mamba->heads, ModelLimits::kMaxHeads);
+    AtMost(at, "head_dim", s.mamba->head_dim, ModelLimits::kMaxHeadDim);
+    AtMost(at, "groups", s.mamba->groups, ModelLimits::kMaxHeads);
+  }
+  if (s.linear_attention) {
+    const LinearAttentionSpec& la = *s.linear_attention;
+    std::string at = s.PosOf("linear_attention").Prefix() + "linear_attention: ";
+    AtMost(at, "key_heads", la.key_heads, ModelLimits::kMaxHeads);
+    AtMost(at, "value_heads", la.value_heads, ModelLimits::kMaxHeads);
+    AtMost(at, "key_head_dim", la.key_head_dim, ModelLimits::kMaxHeadDim);
+    AtMost(at, "value_head_dim", la.value_head_dim, ModelLimits::kMaxHeadDim);
+    AtMost(at, "conv_kernel", la.conv_kernel, ModelLimits::kMaxHeadDim);
+  }
+  if (s.mla) {
+    std::string at = s.PosOf("mla").Prefix() + "mla: ";
+    AtMost(at, "index_heads", s.mla->index_heads, ModelLimits::kMaxHeads);
+    AtMost(at, "index_head_dim", s.mla->index_head_dim, ModelLimits::kMaxHeadDim);
+    AtMost(at, "index_topk", s.mla->index_topk, ModelLimits::kMaxContext);
   }
   for (const LayerGroup& g : s.groups) {
     std::string at = g.pos.Prefix();
@@ -140,6 +195,32 @@ void CheckLimits(const ModelSpec& s) {
     AtMost(at, "head_dim", g.head_dim, ModelLimits::kMaxHeadDim);
     AtMost(at, "v_head_dim", g.v_head_dim, ModelLimits::kMaxHeadDim);
   }
+}
+
+/// A state group's form and bytes per sequence and layer: from the model's
+/// mamba or linear_attention shapes when it has them (a written state_bytes
+/// must then agree), else the written state_bytes.
+void ResolveState(const ModelSpec& s, LayerGroup& g) {
+  const std::string at = g.pos.Prefix();
+  g.state_form = ModelStateForm(s);
+  if (g.state_dtype_bytes == 0) g.state_dtype_bytes = s.weight_dtype == "fp32" ? 4 : 2;
+  if (g.state_form == StateForm::kGiven) {
+    if (g.state_bytes == 0) {
+      Fail(
+          "{}state_bytes: a state group needs state_bytes > 0, or the model's mamba or "
+          "linear_attention block to compute it from",
+          at);
+    }
+    return;
+  }
+  const StateShape shape = LayerState(s, g, 1);
+  const uint64_t derived = shape.Bytes();
+  if (g.state_bytes != 0 && g.state_bytes != derived) {
+    Fail("{}state_bytes: {} but the {} block's shapes give {} = {}", at, g.state_bytes,
+         s.linear_attention ? "linear_attention" : "mamba", derived, shape.Arithmetic());
+  }
+  AtMost(at, "state_bytes", derived, ModelLimits::kMaxStateBytes);
+  g.state_bytes = derived;
 }
 
 /// One layer group's own checks (layers, heads, window, kind), with its
@@ -167,7 +248,7 @@ void ValidateGroup(const ModelSpec& s, LayerGroup& g) {
       if (!s.mla) Fail("{}kind: an mla group needs the model's mla block", at);
       break;
     case LayerKind::kState:
-      if (g.state_bytes == 0) Fail("{}state_bytes: a state group needs state_bytes > 0", at);
+      ResolveState(s, g);
       break;
     default:
       if (g.window != 0) Fail("{}window: only sliding and chunked groups take a window", at);
@@ -205,6 +286,10 @@ void ValidateModel(ModelSpec& s) {
       Fail("{}moe: offset {} must be below period {}", s.PosOf("moe").Prefix(), m.offset, m.period);
     }
   }
+  if (s.mamba && s.linear_attention) {
+    Fail("{}linear_attention: a model has a mamba block or a linear_attention block, not both",
+         s.PosOf("linear_attention").Prefix());
+  }
   if (s.groups.empty()) {
     LayerGroup g;
     g.kind = LayerKind::kFull;
@@ -220,26 +305,42 @@ void ValidateModel(ModelSpec& s) {
     LayerGroup& g = s.groups[gi];
     const std::string at = g.pos.Prefix();
     ValidateGroup(s, g);
-    total += g.layers;
-    if (g.every == 0) {
-      ++rest_groups;
-      continue;
-    }
-    if (g.offset >= g.every) {
+    if (g.every != 0 && g.offset >= g.every) {
       Fail("{}offset: {} must be below every {}", at, g.offset, g.every);
     }
+    for (uint64_t i : g.at) {
+      if (i >= s.layers) Fail("{}at: layer {} is past the model's {} layers", at, i, s.layers);
+    }
+    const bool selects = g.every != 0 || !g.at.empty();
     uint64_t count = 0;
-    for (uint64_t i = g.offset; i < s.layers; i += g.every) {
-      if (owner[i] >= 0) {
-        Fail("{}every: layer {} is already in group {} ({})", at, i, owner[i] + 1,
-             LayerKindName(s.groups[owner[i]].kind));
+    for (uint64_t i = 0; i < s.layers; ++i) count += g.Selects(i) ? 1 : 0;
+    if (g.parallel) {
+      // Beside the other groups' layers: every layer, or those it selects.
+      if (g.kind != LayerKind::kState) {
+        Fail("{}parallel: only a state group runs beside attention in the same layers", at);
       }
-      owner[i] = static_cast<int>(gi);
-      ++count;
+      if (!selects) count = s.layers;
+    } else if (!selects) {
+      ++rest_groups;
+      total += g.layers;
+      continue;
+    } else {
+      total += g.layers;
+      for (uint64_t i = 0; i < s.layers; ++i) {
+        if (!g.Selects(i)) continue;
+        if (owner[i] >= 0) {
+          Fail("{}{}: layer {} is already in group {} ({})", at, g.at.empty() ? "every" : "at", i,
+               owner[i] + 1, LayerKindName(s.groups[owner[i]].kind));
+        }
+        owner[i] = static_cast<int>(gi);
+      }
     }
     if (count != g.layers) {
-      Fail("{}layers: {} but every {} offset {} selects {} of the model's {} layers", at, g.layers,
-           g.every, g.offset, count, s.layers);
+      Fail("{}layers: {} but {} selects {} of the model's {} layers", at, g.layers,
+           !g.at.empty()  ? "at"
+           : g.every != 0 ? fmt::format("every {} offset {}", g.every, g.offset)
+                          : std::string("parallel (every layer)"),
+           count, s.layers);
     }
   }
   if (rest_groups > 1) {
@@ -251,9 +352,10 @@ void ValidateModel(ModelSpec& s) {
          s.PosOf("layer_groups").Prefix(), total, s.layers);
   }
   // A shared layer reads another layer's cache: some layer must keep one.
-  if (std::all_of(s.groups.begin(), s.groups.end(),
-                  [](const LayerGroup& g) { return g.kind == LayerKind::kShared; })) {
-    Fail("{}layer_groups: every layer is 'shared', so no layer keeps a cache for them to share",
+  if (std::any_of(s.groups.begin(), s.groups.end(),
+                  [](const LayerGroup& g) { return g.kind == LayerKind::kShared; }) &&
+      !s.HasAttention()) {
+    Fail("{}layer_groups: no layer keeps a cache for the 'shared' layers to read",
          s.PosOf("layer_groups").Prefix());
   }
   if (s.mla) {

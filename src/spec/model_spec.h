@@ -25,25 +25,51 @@ enum class LayerKind {
   kMla,      // multi-head latent attention: one latent vector per token, no K/V split
   kState,    // attention-free (Mamba, linear attention): fixed state per sequence
   kShared,   // reuses another layer's KV: caches nothing
+  kNone,     // no attention and no state (an MLP-only layer): caches nothing
 };
 
-/// "full", "sliding", "chunked", "mla", "state", "shared".
+/// "full", "sliding", "chunked", "mla", "state", "shared", "none".
 std::string_view LayerKindName(LayerKind kind);
+
+/// What a state group's per-sequence state is, and so how its bytes follow
+/// from the model's shapes (spec/state_shape.h).
+enum class StateForm {
+  kGiven,          // only `state_bytes` is known (no mamba or linear_attention block)
+  kMamba,          // Mamba-1 (Jamba): conv + SSM state over d_inner channels
+  kMamba2,         // Mamba-2 (Nemotron-H, granite-4.0-h, Falcon-H1): grouped B/C, per-head SSM
+  kGatedDeltaNet,  // Gated DeltaNet (Qwen3-Next, Qwen3.5): conv + a dk x dv matrix per head
+  kLightning,      // lightning attention (MiniMax-M1): a head_dim x head_dim matrix per head
+};
+
+/// "given", "mamba", "mamba2", "gated_deltanet", "lightning".
+std::string_view StateFormName(StateForm form);
 
 struct LayerGroup {
   LayerKind kind = LayerKind::kFull;
   uint64_t layers = 0;  // how many layers belong to the group
-  uint64_t every = 0;   // 0: the remaining layers; else layer i is here iff i % every == offset
+  uint64_t every = 0;   // 0 (and no `at`): the remaining layers; else i % every == offset
   uint64_t offset = 0;
+  std::vector<uint64_t> at;  // explicit layer indices (ascending), for non-periodic patterns
+  // A state group whose mixer runs beside attention in the same layers
+  // (Falcon-H1): its layers are not counted again in the model's total.
+  bool parallel = false;
   uint64_t window = 0;       // sliding window or chunk, in tokens (kSliding, kChunked)
   uint64_t kv_heads = 0;     // resolved: the group's value or the model's
   uint64_t head_dim = 0;     // K head dim (resolved)
   uint64_t v_head_dim = 0;   // V head dim (resolved)
-  uint64_t state_bytes = 0;  // kState: bytes per sequence per layer
-  SourcePos pos;             // where the group was declared
+  uint64_t state_bytes = 0;  // kState: bytes per sequence per layer (resolved)
+  StateForm state_form = StateForm::kGiven;  // kState (resolved from the model's blocks)
+  uint64_t state_dtype_bytes = 0;  // kState: bytes per state element (resolved; 0: unknown)
+  SourcePos pos;                   // where the group was declared
+
+  /// True when layer `i` of a `total`-layer model belongs to the group
+  /// (a group without every or at holds whatever the others leave).
+  bool Selects(uint64_t i) const;
 
   /// True when the group holds per-token cache (full, sliding, chunked, mla).
-  bool HoldsTokens() const { return kind != LayerKind::kState && kind != LayerKind::kShared; }
+  bool HoldsTokens() const {
+    return kind != LayerKind::kState && kind != LayerKind::kShared && kind != LayerKind::kNone;
+  }
 };
 
 struct MoeSpec {
@@ -62,16 +88,42 @@ struct MlaSpec {
   uint64_t qk_nope_head_dim = 0;
   uint64_t q_lora_rank = 0;  // 0: no query compression
   uint64_t v_head_dim = 0;
+  // DeepSeek-V3.2's sparse attention: a lightning indexer scores every
+  // cached token with its own key (index_head_dim wide) and attention reads
+  // the top index_topk latents. 0: no indexer.
+  uint64_t index_heads = 0;
+  uint64_t index_head_dim = 0;
+  uint64_t index_topk = 0;
 
   /// Elements cached per token and layer: kv_lora_rank + qk_rope_head_dim.
   uint64_t LatentDim() const { return kv_lora_rank + qk_rope_head_dim; }
 };
 
 struct MambaSpec {
+  uint64_t version = 1;  // 1: Mamba (Jamba); 2: Mamba-2
   uint64_t d_state = 0;
   uint64_t d_conv = 0;
-  uint64_t expand = 0;
-  uint64_t dt_rank = 0;
+  uint64_t expand = 0;   // Mamba-1: d_inner = expand * hidden_size
+  uint64_t dt_rank = 0;  // Mamba-1
+  uint64_t heads = 0;    // Mamba-2: SSM heads; d_inner = heads * head_dim
+  uint64_t head_dim = 0;
+  uint64_t groups = 0;  // Mamba-2: B/C groups (n_groups)
+
+  /// The inner (channel) width: expand * hidden (Mamba-1), heads * head_dim (Mamba-2).
+  uint64_t InnerDim(uint64_t hidden_size) const {
+    return version == 2 ? heads * head_dim : expand * hidden_size;
+  }
+};
+
+/// Linear attention (config `linear_*` keys): a fixed-size state per head
+/// instead of per-token keys and values.
+struct LinearAttentionSpec {
+  std::string kind;  // gated_deltanet | lightning
+  uint64_t key_heads = 0;
+  uint64_t value_heads = 0;
+  uint64_t key_head_dim = 0;
+  uint64_t value_head_dim = 0;
+  uint64_t conv_kernel = 0;  // gated_deltanet: the short convolution's width
 };
 
 /// The published checkpoint's weight quantization (config.json
@@ -126,6 +178,7 @@ struct ModelSpec {
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
   std::optional<MambaSpec> mamba;
+  std::optional<LinearAttentionSpec> linear_attention;
 
   std::vector<LayerGroup> groups;  // always non-empty after validation
   std::string
@@ -141,8 +194,12 @@ struct ModelSpec {
   /// "attention-free" for a model of state layers only.
   std::string AttentionKind() const;
 
-  /// For each layer index, the index of its group in `groups`.
+  /// For each layer index, the index of its group in `groups` (parallel
+  /// groups are never a layer's group: they sit beside it).
   std::vector<size_t> LayerToGroup() const;
+
+  /// The layers of group `g` (a parallel group's too), ascending.
+  std::vector<uint64_t> GroupLayers(size_t g) const;
 
   /// True when some layer group holds per-token cache.
   bool HasAttention() const;
@@ -168,7 +225,8 @@ struct ModelLimits {
   static constexpr uint64_t kMaxWidth = 1ull << 24;  // hidden, intermediate, vocab (16.7M)
   static constexpr uint64_t kMaxExperts = 65536;     // largest published: 384
   static constexpr uint64_t kMaxParams = 1'000'000'000'000'000;  // 10^15; largest published ~1T
-  // A state group's bytes per sequence per layer: 4 GiB; bundled: 311,296 (Jamba).
+  // A state group's bytes per sequence per layer: 4 GiB; largest bundled
+  // (Falcon-H1, Mamba-2): a few MB.
   static constexpr uint64_t kMaxStateBytes = 1ull << 32;
 };
 

@@ -376,8 +376,14 @@ TEST_CASE("gguf: per-layer head_count_kv with ssm keys: Jamba's attention and Ma
       .U32("granitehybrid.ssm.inner_size", 512)
       .U32("granitehybrid.ssm.state_size", 64)
       .U32("granitehybrid.ssm.group_count", 1)
+      .U32("granitehybrid.ssm.time_step_rank", 8)  // Mamba-2: the SSM heads
       .Tensor("token_embd.weight", {256, 64}, kF16);
   const ModelSpec g = GgufModelFromBytes(m2.Bytes(), "g.gguf");
+  REQUIRE(g.mamba.has_value());
+  CHECK(g.mamba->version == 2);
+  CHECK(g.mamba->heads == 8);
+  CHECK(g.mamba->head_dim == 64);
+  CHECK(g.mamba->groups == 1);
   REQUIRE(g.groups.size() == 2);
   for (const LayerGroup& grp : g.groups) {
     if (grp.kind == LayerKind::kState) {

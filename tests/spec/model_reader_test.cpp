@@ -116,7 +116,7 @@ TEST_CASE("layer groups must add up and be well formed") {
         "m.yaml:12:5: window: only sliding and chunked groups take a window");
   CHECK(ErrorOf(With("layer_groups:\n  - kind: slidin\n    layers: 4\n")) ==
         "m.yaml:12:11: kind: unknown layer kind 'slidin' (known: full, sliding, chunked, mla, "
-        "state, shared) (did you mean 'sliding'?)");
+        "state, shared, none) (did you mean 'sliding'?)");
   CHECK(ErrorOf(With("layer_groups:\n  - kind: full\n    layers: 2\n    every: 2\n    offset: 1\n"
                      "  - kind: sliding\n    layers: 3\n    window: 16\n")) ==
         "m.yaml:12:3: layer_groups: the groups hold 5 layers but layers is 4");
@@ -124,7 +124,8 @@ TEST_CASE("layer groups must add up and be well formed") {
         "m.yaml:12:5: layers: 3 but every 2 offset 0 selects 2 of the model's 4 layers");
   CHECK(ErrorOf(With("layer_groups:\n  - kind: full\n    layers: 2\n  - kind: state\n    "
                      "layers: 2\n")) ==
-        "m.yaml:14:5: state_bytes: a state group needs state_bytes > 0");
+        "m.yaml:14:5: state_bytes: a state group needs state_bytes > 0, or the model's mamba or "
+        "linear_attention block to compute it from");
   // Refused at the field, not later as an overflow naming no file.
   CHECK(ErrorOf(With("layer_groups:\n  - kind: full\n    layers: 2\n  - kind: state\n    "
                      "layers: 2\n    state_bytes: 18446744073709551615\n")) ==

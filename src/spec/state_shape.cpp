@@ -1,0 +1,143 @@
+#include "spec/state_shape.h"
+
+#include <fmt/format.h>
+
+#include "util/checked.h"
+#include "util/units.h"
+
+namespace kvplan {
+namespace {
+
+/// `value / tp`, or an error naming what tp must divide.
+uint64_t Split(uint64_t value, uint64_t tp, std::string_view what, const ModelSpec& m) {
+  if (tp == 0 || value % tp != 0) {
+    Fail("tensor parallel size {} does not divide the {} {} of {}", tp, value, what, m.name);
+  }
+  return value / tp;
+}
+
+}  // namespace
+
+std::string_view StateFormName(StateForm form) {
+  switch (form) {
+    case StateForm::kGiven:
+      return "given";
+    case StateForm::kMamba:
+      return "mamba";
+    case StateForm::kMamba2:
+      return "mamba2";
+    case StateForm::kGatedDeltaNet:
+      return "gated_deltanet";
+    case StateForm::kLightning:
+      return "lightning";
+  }
+  return "?";
+}
+
+uint64_t StateShape::Bytes() const {
+  if (form == StateForm::kGiven) return given_bytes;
+  const uint64_t conv =
+      CheckedMul(CheckedMul(conv_channels, conv_window, "state elements"), conv_bytes, "state bytes");
+  return CheckedAdd(conv, CheckedMul(recurrent_elements, element_bytes, "state bytes"),
+                    "state bytes");
+}
+
+std::string StateShape::Arithmetic() const {
+  if (form == StateForm::kGiven) return fmt::format("{} B (state_bytes)", WithCommas(given_bytes));
+  const std::string recurrent =
+      fmt::format("{} recurrent x {} B", WithCommas(recurrent_elements), element_bytes);
+  if (conv_channels == 0) return recurrent;
+  if (conv_bytes == element_bytes) {
+    return fmt::format("({} x {} conv + {} recurrent) x {} B", WithCommas(conv_channels),
+                       conv_window, WithCommas(recurrent_elements), element_bytes);
+  }
+  return fmt::format("{} x {} conv x {} B + {}", WithCommas(conv_channels), conv_window,
+                     conv_bytes, recurrent);
+}
+
+std::string StateShape::Describe() const { return recurrent_text; }
+
+StateForm ModelStateForm(const ModelSpec& m) {
+  if (m.linear_attention) {
+    return m.linear_attention->kind == "lightning" ? StateForm::kLightning
+                                                   : StateForm::kGatedDeltaNet;
+  }
+  if (m.mamba) return m.mamba->version == 2 ? StateForm::kMamba2 : StateForm::kMamba;
+  return StateForm::kGiven;
+}
+
+StateShape LayerState(const ModelSpec& m, const LayerGroup& g, uint64_t tp) {
+  StateShape s;
+  s.form = g.state_form;
+  s.element_bytes = g.state_dtype_bytes;
+  s.conv_bytes = m.weight_dtype == "fp32" ? 4 : 2;
+  switch (g.state_form) {
+    case StateForm::kGiven:
+      s.element_bytes = s.conv_bytes = 0;
+      s.given_bytes = CeilDiv(g.state_bytes, tp);
+      s.recurrent_text = "a fixed state (state_bytes)";
+      break;
+    case StateForm::kMamba: {
+      // Mamba-1: conv state d_inner x (d_conv - 1), SSM state d_inner x d_state;
+      // both split with d_inner.
+      const MambaSpec& mb = *m.mamba;
+      const uint64_t inner = Split(CheckedMul(mb.expand, m.hidden_size), tp, "Mamba channels", m);
+      s.conv_channels = inner;
+      s.conv_window = mb.d_conv - 1;
+      s.recurrent_elements = CheckedMul(inner, mb.d_state, "state elements");
+      s.recurrent_text =
+          fmt::format("SSM {} channels x d_state {} (Mamba)", WithCommas(inner), mb.d_state);
+      break;
+    }
+    case StateForm::kMamba2: {
+      // Mamba-2: the convolution runs over x, B and C (d_inner + 2 x groups x
+      // d_state channels); the SSM keeps head_dim x d_state per head. Groups
+      // that tp does not divide are replicated to one per rank (vLLM's
+      // extra_groups_for_head_shards).
+      const MambaSpec& mb = *m.mamba;
+      const uint64_t heads = Split(mb.heads, tp, "Mamba-2 heads", m);
+      const uint64_t groups = mb.groups % tp == 0 ? mb.groups : tp;
+      const uint64_t channels =
+          CheckedAdd(CheckedMul(mb.heads, mb.head_dim),
+                     CheckedMul(CheckedMul(2, groups), mb.d_state), "state elements");
+      s.conv_channels = Split(channels, tp, "Mamba-2 conv channels", m);
+      s.conv_window = mb.d_conv - 1;
+      s.recurrent_elements =
+          CheckedMul(CheckedMul(heads, mb.head_dim), mb.d_state, "state elements");
+      s.recurrent_text = fmt::format("SSM {} heads x head_dim {} x d_state {} (Mamba-2)", heads,
+                                     mb.head_dim, mb.d_state);
+      break;
+    }
+    case StateForm::kGatedDeltaNet: {
+      // Gated DeltaNet: a causal convolution over q, k and v (2 x key_heads x
+      // key_head_dim + value_heads x value_head_dim channels), and per value
+      // head a key_head_dim x value_head_dim matrix.
+      const LinearAttentionSpec& la = *m.linear_attention;
+      Split(la.key_heads, tp, "linear-attention key heads", m);
+      const uint64_t vheads = Split(la.value_heads, tp, "linear-attention value heads", m);
+      const uint64_t channels =
+          CheckedAdd(CheckedMul(CheckedMul(2, la.key_heads), la.key_head_dim),
+                     CheckedMul(la.value_heads, la.value_head_dim), "state elements");
+      s.conv_channels = Split(channels, tp, "linear-attention conv channels", m);
+      s.conv_window = la.conv_kernel - 1;
+      s.recurrent_elements =
+          CheckedMul(CheckedMul(vheads, la.key_head_dim), la.value_head_dim, "state elements");
+      s.recurrent_text = fmt::format("{} value heads x {} x {} (Gated DeltaNet)", vheads,
+                                     la.key_head_dim, la.value_head_dim);
+      break;
+    }
+    case StateForm::kLightning: {
+      // Lightning attention: per head a key_head_dim x value_head_dim matrix, no convolution.
+      const LinearAttentionSpec& la = *m.linear_attention;
+      const uint64_t heads = Split(la.value_heads, tp, "linear-attention heads", m);
+      s.recurrent_elements =
+          CheckedMul(CheckedMul(heads, la.key_head_dim), la.value_head_dim, "state elements");
+      s.recurrent_text = fmt::format("{} heads x {} x {} (lightning attention)", heads,
+                                     la.key_head_dim, la.value_head_dim);
+      break;
+    }
+  }
+  return s;
+}
+
+}  // namespace kvplan

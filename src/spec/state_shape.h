@@ -1,0 +1,44 @@
+// The per-sequence state of one attention-free layer (Mamba, Mamba-2, Gated
+// DeltaNet, lightning attention), from the model's shapes: a short
+// convolution's window of past inputs plus a recurrent matrix per head. Its
+// size is fixed per sequence: it never grows with context.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "spec/model_spec.h"
+
+namespace kvplan {
+
+/// One layer's state on one tensor-parallel rank.
+struct StateShape {
+  StateForm form = StateForm::kGiven;
+  uint64_t conv_channels = 0;       // channels the convolution keeps (0: no conv state)
+  uint64_t conv_window = 0;         // past inputs kept per channel: kernel - 1
+  uint64_t recurrent_elements = 0;  // the SSM / linear-attention state
+  uint64_t conv_bytes = 0;          // bytes per conv element: the model's 16-bit dtype
+  uint64_t element_bytes = 0;       // bytes per recurrent element: state_dtype (0 for kGiven)
+  uint64_t given_bytes = 0;         // kGiven: the written state_bytes on this rank
+
+  uint64_t ConvElements() const { return conv_channels * conv_window; }
+  /// Bytes of the layer's state (checked; kGiven: given_bytes).
+  uint64_t Bytes() const;
+  /// The arithmetic, e.g. "8,192 x 3 conv x 2 B + 524,288 recurrent x 4 B".
+  std::string Arithmetic() const;
+  /// What the recurrent part is, e.g. "32 heads x 128 x 128 (Gated DeltaNet)".
+  std::string Describe() const;
+  std::string recurrent_text;  // filled by LayerState: the recurrent shape in words
+};
+
+/// The state form a model's state groups have: from its linear_attention
+/// block, else its mamba block's version, else kGiven.
+StateForm ModelStateForm(const ModelSpec& m);
+
+/// The state of one layer of state group `g` on one of `tp` ranks: the
+/// convolution window in the model's dtype, the recurrent state in the
+/// group's state_dtype. Throws Error naming the dimension
+/// when tp does not divide it.
+StateShape LayerState(const ModelSpec& m, const LayerGroup& g, uint64_t tp);
+
+}  // namespace kvplan
