@@ -14,16 +14,17 @@ uint64_t GroupCost::ReadBytes(uint64_t n) const {
   if (sparse_topk == 0 || sparse_topk >= TokensHeld(n)) return SequenceBytes(n);
   const uint64_t index = CheckedMul(CheckedMul(index_bytes_per_token_layer, layers), TokensHeld(n),
                                     "bytes read per step");
-  const uint64_t latent = CheckedMul(
-      CheckedMul(bytes_per_token_layer - index_bytes_per_token_layer, layers), sparse_topk,
-      "bytes read per step");
+  const uint64_t latent =
+      CheckedMul(CheckedMul(bytes_per_token_layer - index_bytes_per_token_layer, layers),
+                 sparse_topk, "bytes read per step");
   return CheckedAdd(fixed_bytes, CheckedAdd(index, latent, "bytes read per step"),
                     "bytes read per step");
 }
 
 uint64_t KvCost::ReadBytes(uint64_t n, uint64_t batch) const {
   uint64_t total = 0;
-  for (const GroupCost& g : groups) total = CheckedAdd(total, g.ReadBytes(n), "bytes read per step");
+  for (const GroupCost& g : groups)
+    total = CheckedAdd(total, g.ReadBytes(n), "bytes read per step");
   return CheckedMul(total, batch, "bytes read per step");
 }
 

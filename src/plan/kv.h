@@ -33,7 +33,8 @@ struct GroupCost {
   uint64_t cap_tokens = 0;             // 0: every token is kept; else at most this many
   uint64_t fixed_bytes = 0;            // per sequence, independent of length (state layers)
   uint64_t state_bytes_layer = 0;      // state layers: one sequence in one layer, this rank
-  uint64_t index_bytes_per_token_layer = 0;  // MLA: the sparse indexer's key (in bytes_per_token_layer)
+  uint64_t index_bytes_per_token_layer =
+      0;                     // MLA: the sparse indexer's key (in bytes_per_token_layer)
   uint64_t sparse_topk = 0;  // MLA with an indexer: latents a decode step reads (0: all)
 
   /// Tokens of an n-token request this group keeps: min(n, cap) or n.

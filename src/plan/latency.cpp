@@ -122,10 +122,9 @@ ModelCost AttentionCost(const ModelSpec& model, uint64_t tp) {
       c.attention_flops_per_token_ctx += 2.0 * static_cast<double>(mla.index_heads) *
                                          static_cast<double>(mla.index_head_dim) *
                                          static_cast<double>(g.layers);
-      c.windowed.push_back({mla.index_topk, 2 * q_heads *
-                                                static_cast<double>(mla.LatentDim() +
-                                                                    mla.kv_lora_rank) *
-                                                static_cast<double>(g.layers)});
+      c.windowed.push_back(
+          {mla.index_topk, 2 * q_heads * static_cast<double>(mla.LatentDim() + mla.kv_lora_rank) *
+                               static_cast<double>(g.layers)});
       continue;
     }
     if (g.kind == LayerKind::kMla && model.mla) {

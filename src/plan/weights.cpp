@@ -108,8 +108,8 @@ void AddAttention(const ModelSpec& m, const LayerGroup& g, std::vector<WeightTen
       // every rank): its queries from the compressed q, one key, a
       // LayerNorm on the key and a weight per indexer head.
       const uint64_t q_in = a.q_lora_rank != 0 ? a.q_lora_rank : h;
-      out.push_back(Linear(TensorPart::kAttention, "indexer.wq_b",
-                           a.index_heads * a.index_head_dim, q_in, TpSplit::kReplicated));
+      out.push_back(Linear(TensorPart::kAttention, "indexer.wq_b", a.index_heads * a.index_head_dim,
+                           q_in, TpSplit::kReplicated));
       out.push_back(
           Linear(TensorPart::kAttention, "indexer.wk", a.index_head_dim, h, TpSplit::kReplicated));
       out.push_back(

@@ -81,8 +81,7 @@ std::string GroupLines(const ModelSpec& m, const CacheDtype& dtype, const GroupC
       out += fmt::format(
           "  {} (MLA): one latent of kv_lora_rank {} + rope {} = {} per token per layer "
           "(no factor 2: K and V are both rebuilt from it)\n",
-          label, m.mla->kv_lora_rank, m.mla->qk_rope_head_dim,
-          MlaTerm(m, dtype, g));
+          label, m.mla->kv_lora_rank, m.mla->qk_rope_head_dim, MlaTerm(m, dtype, g));
       out += fmt::format("    x {} layers = {} per token\n", g.layers, B(g.per_token_bytes));
       out += fmt::format("    x {} tokens = {}\n", WithCommas(n), B(g.SequenceBytes(n)));
       break;
@@ -93,8 +92,8 @@ std::string GroupLines(const ModelSpec& m, const CacheDtype& dtype, const GroupC
           "the length",
           label, StateFormName(shape.form), shape.Arithmetic(), B(shape.Bytes()));
       out += fmt::format("{}\n    x {} layers = {}\n",
-                         lg.parallel ? " (beside the attention of the same layers)" : "",
-                         g.layers, B(g.fixed_bytes));
+                         lg.parallel ? " (beside the attention of the same layers)" : "", g.layers,
+                         B(g.fixed_bytes));
       break;
     }
     case LayerKind::kShared:

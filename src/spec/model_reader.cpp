@@ -178,7 +178,8 @@ MambaSpec ParseMamba(const YAML::Node& node, const std::string& file) {
     mb.expand = m.U64("expand");
     mb.dt_rank = m.OptU64("dt_rank").value_or(0);
     for (const char* key : {"heads", "head_dim", "groups"}) {
-      if (m.Has(key)) Fail("{}{}: only Mamba-2 (version: 2) takes {}", m.Pos(key).Prefix(), key, key);
+      if (m.Has(key))
+        Fail("{}{}: only Mamba-2 (version: 2) takes {}", m.Pos(key).Prefix(), key, key);
     }
   } else {
     mb.expand = m.OptU64("expand").value_or(0);  // documentation: d_inner is heads x head_dim
@@ -199,9 +200,9 @@ MambaSpec ParseMamba(const YAML::Node& node, const std::string& file) {
 
 // The `linear_attention:` block: Gated DeltaNet or lightning attention heads.
 LinearAttentionSpec ParseLinearAttention(const YAML::Node& node, const std::string& file) {
-  MapReader m(node, file, "linear_attention",
-              {"kind", "key_heads", "value_heads", "key_head_dim", "value_head_dim",
-               "conv_kernel"});
+  MapReader m(
+      node, file, "linear_attention",
+      {"kind", "key_heads", "value_heads", "key_head_dim", "value_head_dim", "conv_kernel"});
   LinearAttentionSpec la;
   la.kind = m.Str("kind");
   static const std::vector<std::string> kKinds = {"gated_deltanet", "lightning"};
@@ -216,17 +217,18 @@ LinearAttentionSpec ParseLinearAttention(const YAML::Node& node, const std::stri
   if (la.kind == "gated_deltanet") {
     la.conv_kernel = m.U64("conv_kernel");
     if (la.value_heads % la.key_heads != 0) {
-      Fail("{}value_heads: {} is not a multiple of the {} key heads",
-           m.Pos("value_heads").Prefix(), la.value_heads, la.key_heads);
+      Fail("{}value_heads: {} is not a multiple of the {} key heads", m.Pos("value_heads").Prefix(),
+           la.value_heads, la.key_heads);
     }
   } else {
     if (m.Has("conv_kernel")) {
       Fail("{}conv_kernel: lightning attention has no convolution", m.Pos("conv_kernel").Prefix());
     }
     if (la.key_heads != la.value_heads) {
-      Fail("{}value_heads: lightning attention has one state per head: value_heads {} must equal "
-           "key_heads {}",
-           m.Pos("value_heads").Prefix(), la.value_heads, la.key_heads);
+      Fail(
+          "{}value_heads: lightning attention has one state per head: value_heads {} must equal "
+          "key_heads {}",
+          m.Pos("value_heads").Prefix(), la.value_heads, la.key_heads);
     }
   }
   m.Finish();
@@ -331,16 +333,35 @@ void ParseLayerGroups(MapReader& r, const std::string& file, ModelSpec& s) {
 
 ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
   YAML::Node root = ParseYaml(text, file);
-  MapReader r(root, file, "model spec", {"name",           "hf_repo",      "source",
-                                         "architecture",   "layers",       "hidden_size",
-                                         "query_heads",    "kv_heads",     "head_dim",
-                                         "v_head_dim",     "max_context",  "params",
-                                         "weight_dtype",   "vocab_size",   "intermediate_size",
-                                         "tie_embeddings", "mlp",          "attention_bias",
-                                         "norm",           "mtp_layers",   "attention",
-                                         "params_source",  "moe",          "mla",
-                                         "mamba",          "quantization", "layer_groups",
-                                         "linear_attention"});
+  MapReader r(root, file, "model spec",
+              {"name",
+               "hf_repo",
+               "source",
+               "architecture",
+               "layers",
+               "hidden_size",
+               "query_heads",
+               "kv_heads",
+               "head_dim",
+               "v_head_dim",
+               "max_context",
+               "params",
+               "weight_dtype",
+               "vocab_size",
+               "intermediate_size",
+               "tie_embeddings",
+               "mlp",
+               "attention_bias",
+               "norm",
+               "mtp_layers",
+               "attention",
+               "params_source",
+               "moe",
+               "mla",
+               "mamba",
+               "quantization",
+               "layer_groups",
+               "linear_attention"});
   ModelSpec s;
   s.origin = file;
   for (const auto& it : root) {

@@ -36,8 +36,8 @@ std::string_view StateFormName(StateForm form) {
 
 uint64_t StateShape::Bytes() const {
   if (form == StateForm::kGiven) return given_bytes;
-  const uint64_t conv =
-      CheckedMul(CheckedMul(conv_channels, conv_window, "state elements"), conv_bytes, "state bytes");
+  const uint64_t conv = CheckedMul(CheckedMul(conv_channels, conv_window, "state elements"),
+                                   conv_bytes, "state bytes");
   return CheckedAdd(conv, CheckedMul(recurrent_elements, element_bytes, "state bytes"),
                     "state bytes");
 }
@@ -51,11 +51,13 @@ std::string StateShape::Arithmetic() const {
     return fmt::format("({} x {} conv + {} recurrent) x {} B", WithCommas(conv_channels),
                        conv_window, WithCommas(recurrent_elements), element_bytes);
   }
-  return fmt::format("{} x {} conv x {} B + {}", WithCommas(conv_channels), conv_window,
-                     conv_bytes, recurrent);
+  return fmt::format("{} x {} conv x {} B + {}", WithCommas(conv_channels), conv_window, conv_bytes,
+                     recurrent);
 }
 
-std::string StateShape::Describe() const { return recurrent_text; }
+std::string StateShape::Describe() const {
+  return recurrent_text;
+}
 
 StateForm ModelStateForm(const ModelSpec& m) {
   if (m.linear_attention) {
