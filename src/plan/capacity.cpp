@@ -44,11 +44,32 @@ uint64_t KeyBytesPerToken(const GroupCost& g, const CacheDtype& dtype) {
 
 /// The part of `model` that one pipeline stage holds: the same groups with
 /// their layer counts restricted to [first, first + n).
+StateDtypes EngineStateDtypes(const EngineConfig& c) {
+  switch (c.engine) {
+    case Engine::kLlamaCpp:
+      // llama_memory_recurrent: R and S tensors in GGML_TYPE_F32, whatever -ctk says.
+      return {4, 4};
+    case Engine::kSglang:
+      // mamba_utils.py: the conv state in bf16 (CONV_DTYPE), the SSM state in
+      // --mamba-ssm-dtype, float32 by default.
+      return {2, 4};
+    case Engine::kVllm:
+    case Engine::kTrtllm:
+      break;  // mamba_cache_dtype / mamba_ssm_cache_dtype "auto": the model's
+  }
+  return {};
+}
+
 ModelSpec StageModel(const ModelSpec& m, uint64_t first, uint64_t n) {
   ModelSpec s = m;
   std::vector<size_t> group_of = m.LayerToGroup();
   for (LayerGroup& g : s.groups) g.layers = 0;
   for (uint64_t i = first; i < first + n && i < m.layers; ++i) s.groups[group_of[i]].layers++;
+  // A state group beside the attention (Falcon-H1) counts its own layers in the stage.
+  for (size_t gi = 0; gi < m.groups.size(); ++gi) {
+    if (!m.groups[gi].parallel) continue;
+    for (uint64_t i : m.GroupLayers(gi)) s.groups[gi].layers += i >= first && i < first + n;
+  }
   s.layers = n;
   return s;
 }
@@ -154,7 +175,8 @@ StageCapacity SizeStage(const CapacityResult& r, const StageInputs& in, uint64_t
     st.weights_bytes = ScaleToCheckpoint(st.weights_bytes, in.arch_bytes, in.checkpoint_bytes);
   }
   ModelSpec sm = StageModel(in.model, st.first_layer, st.layers);
-  st.kv = ComputeKvCost(sm, in.dtype, attention_tp);  // attention's ranks hold the heads
+  // Attention's ranks hold the heads; the engine keeps state in its own dtypes.
+  st.kv = ComputeKvCost(sm, in.dtype, attention_tp, EngineStateDtypes(c));
   if (last && (c.mtp_layers != 0 || c.draft_model)) {
     st.weights_bytes = CheckedAdd(
         st.weights_bytes,
@@ -424,8 +446,8 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu,
     // -ngl below the layers, -nkvo: what stays in host memory.
     const uint64_t host_kv_layers = c.no_kv_offload ? m.layers : r.host_layers;
     if (host_kv_layers != 0) {
-      r.host_kv_bytes =
-          LlamaCppAllocBytes(ComputeKvCost(StageModel(m, 0, host_kv_layers), dtype, c.tp), c);
+      r.host_kv_bytes = LlamaCppAllocBytes(
+          ComputeKvCost(StageModel(m, 0, host_kv_layers), dtype, c.tp, EngineStateDtypes(c)), c);
     }
     if (r.host_layers != 0 || LlamaCppOutputOnCpu(m, c)) {
       r.host_weights_bytes = StageWeightBytes(tensors, format, c.tp, 0, r.host_layers,

@@ -339,6 +339,11 @@ std::vector<Lint> LintConfig(const ModelSpec& model, const HardwareSpec& gpu,
 /// and batched-token budget (docs/capacity.md), or the override.
 Reserve ModelReserve(const ModelSpec& model, const HardwareSpec& gpu, const EngineConfig& resolved);
 
+/// The bytes per state element the engine keeps for Mamba and linear-attention
+/// layers where it ignores the model's: llama.cpp f32 for both parts, SGLang
+/// a bf16 conv and an fp32 SSM state; vLLM and TRT-LLM the model's (none).
+StateDtypes EngineStateDtypes(const EngineConfig& config);
+
 /// The full capacity picture. Never throws for configuration problems: they
 /// are reported as error lints (and the figures that depend on them are 0);
 /// throws Error only on arithmetic overflow.

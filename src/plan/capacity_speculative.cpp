@@ -37,7 +37,8 @@ uint64_t AddSpeculative(const ModelSpec& m, const ModelTensors& tensors, const W
   if (c.mtp_layers != 0) {
     // One more layer like the last, per MTP layer: its cache and weights.
     const uint64_t last = m.layers - 1;
-    AddKvCost(kv, ComputeKvCost(StageModel(m, last, 1), dtype, attention_tp), c.mtp_layers);
+    AddKvCost(kv, ComputeKvCost(StageModel(m, last, 1), dtype, attention_tp, EngineStateDtypes(c)),
+              c.mtp_layers);
     const uint64_t layer = StageWeightBytes(tensors, format, split, last, 1, false, false);
     // The MTP module's own: eh_proj (2h -> h, unsplit), enorm, hnorm and the
     // head's norm (h each, 16-bit), and its embedding and head (vocab-parallel).
@@ -52,7 +53,7 @@ uint64_t AddSpeculative(const ModelSpec& m, const ModelTensors& tensors, const W
   if (c.draft_model) {
     const ModelSpec& d = *c.draft_model;
     CheckKvConfig(d, dtype, attention_tp);
-    AddKvCost(kv, ComputeKvCost(d, dtype, attention_tp), 1);
+    AddKvCost(kv, ComputeKvCost(d, dtype, attention_tp, EngineStateDtypes(c)), 1);
     const ModelTensors dt = BuildModelTensors(d);
     const uint64_t draft =
         StageWeightBytes(dt, ResolvedWeightFormat(d, EngineConfig{}),

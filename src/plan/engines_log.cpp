@@ -132,7 +132,25 @@ std::vector<std::string> LlamaCpp(const ModelSpec& m, const CapacityResult& r,
         who, Mib(p.k + p.v), p.cells, p.layers, np, np, type, Mib(p.k), type, Mib(p.v));
   };
   std::vector<std::string> out;
-  if (swa.layers == 0) {
+  // src/llama-memory-recurrent.cpp: "%s: size = %7.2f MiB (%6u cells, %3d
+  // layers, %2u seqs), R (%s): %7.2f MiB, S (%s): %7.2f MiB": one f32 cell
+  // per sequence; the layers are the model's.
+  uint64_t conv = 0, recurrent = 0;
+  for (const GroupCost& g : t.kv.groups) {
+    conv += g.conv_bytes_layer * g.layers;
+    recurrent += (g.state_bytes_layer - g.conv_bytes_layer) * g.layers;
+  }
+  if (conv + recurrent != 0) {
+    const uint64_t cells = std::max<uint64_t>(1, np);
+    out.push_back(fmt::format(
+        "llama_memory_recurrent: size = {:7.2f} MiB ({:6} cells, {:3} layers, {:2} seqs), R "
+        "(f32): {:7.2f} MiB, S (f32): {:7.2f} MiB",
+        Mib((conv + recurrent) * cells), cells, m.layers, cells, Mib(conv * cells),
+        Mib(recurrent * cells)));
+  }
+  if (full.layers == 0) {
+    // attention-free: no KV cache line
+  } else if (swa.layers == 0) {
     out.push_back(line("llama_kv_cache", full));
   } else {
     out.push_back(
@@ -142,7 +160,6 @@ std::vector<std::string> LlamaCpp(const ModelSpec& m, const CapacityResult& r,
         fmt::format("llama_kv_cache_iswa: creating     SWA KV cache, size = {} cells", swa.cells));
     out.push_back(line("llama_kv_cache", swa));
   }
-  (void)m;
   return out;
 }
 

@@ -63,7 +63,7 @@ uint64_t ForwardElemsPerToken(const ModelSpec& m, uint64_t tp) {
     mlp = std::max(mlp, moe);
   }
   if (m.mamba) {
-    const uint64_t inner = CeilDiv(m.mamba->expand * h, tp);
+    const uint64_t inner = CeilDiv(m.mamba->InnerDim(h), tp);
     mlp = std::max(mlp, 3 * inner + m.mamba->dt_rank + 2 * m.mamba->d_state);
   }
   return 2 * h + std::max(attn, mlp);

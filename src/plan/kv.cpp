@@ -1,6 +1,5 @@
 #include "plan/kv.h"
 
-#include "spec/state_shape.h"
 #include "util/checked.h"
 
 namespace kvplan {
@@ -104,7 +103,7 @@ void CheckKvConfig(const ModelSpec& m, const CacheDtype& dtype, uint64_t tp) {
   }
 }
 
-KvCost ComputeKvCost(const ModelSpec& m, const CacheDtype& dtype, uint64_t tp) {
+KvCost ComputeKvCost(const ModelSpec& m, const CacheDtype& dtype, uint64_t tp, StateDtypes state) {
   KvCost cost;
   cost.dtype = dtype.name;
   cost.tp = tp;
@@ -135,7 +134,11 @@ KvCost ComputeKvCost(const ModelSpec& m, const CacheDtype& dtype, uint64_t tp) {
         break;
       case LayerKind::kState:
         // The state splits across ranks with its heads and channels.
-        c.state_bytes_layer = LayerState(m, g, tp).Bytes();
+        {
+          const StateShape shape = LayerState(m, g, tp, state);
+          c.state_bytes_layer = shape.Bytes();
+          c.conv_bytes_layer = shape.ConvElements() * shape.conv_bytes;
+        }
         c.fixed_bytes = CheckedMul(c.state_bytes_layer, g.layers, "state bytes");
         break;
       case LayerKind::kShared:

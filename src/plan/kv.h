@@ -17,6 +17,7 @@
 
 #include "spec/cache_dtype.h"
 #include "spec/model_spec.h"
+#include "spec/state_shape.h"
 
 namespace kvplan {
 
@@ -33,6 +34,7 @@ struct GroupCost {
   uint64_t cap_tokens = 0;             // 0: every token is kept; else at most this many
   uint64_t fixed_bytes = 0;            // per sequence, independent of length (state layers)
   uint64_t state_bytes_layer = 0;      // state layers: one sequence in one layer, this rank
+  uint64_t conv_bytes_layer = 0;       // ...of which the convolution window (the rest: recurrent)
   uint64_t index_bytes_per_token_layer =
       0;                     // MLA: the sparse indexer's key (in bytes_per_token_layer)
   uint64_t sparse_topk = 0;  // MLA with an indexer: latents a decode step reads (0: all)
@@ -85,6 +87,9 @@ void CheckKvConfig(const ModelSpec& model, const CacheDtype& dtype, uint64_t tp)
 
 /// The per-request cost of `model` with `dtype`, on one of `tp` ranks
 /// (tp = 1: the whole model). Call CheckKvConfig first.
-KvCost ComputeKvCost(const ModelSpec& model, const CacheDtype& dtype, uint64_t tp = 1);
+/// `state` overrides the bytes per state element where an engine keeps its
+/// own (EngineStateDtypes in plan/capacity.h).
+KvCost ComputeKvCost(const ModelSpec& model, const CacheDtype& dtype, uint64_t tp = 1,
+                     StateDtypes state = {});
 
 }  // namespace kvplan

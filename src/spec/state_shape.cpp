@@ -68,11 +68,11 @@ StateForm ModelStateForm(const ModelSpec& m) {
   return StateForm::kGiven;
 }
 
-StateShape LayerState(const ModelSpec& m, const LayerGroup& g, uint64_t tp) {
+StateShape LayerState(const ModelSpec& m, const LayerGroup& g, uint64_t tp, StateDtypes dtypes) {
   StateShape s;
   s.form = g.state_form;
-  s.element_bytes = g.state_dtype_bytes;
-  s.conv_bytes = m.weight_dtype == "fp32" ? 4 : 2;
+  s.element_bytes = dtypes.recurrent_bytes != 0 ? dtypes.recurrent_bytes : g.state_dtype_bytes;
+  s.conv_bytes = dtypes.conv_bytes != 0 ? dtypes.conv_bytes : (m.weight_dtype == "fp32" ? 4 : 2);
   switch (g.state_form) {
     case StateForm::kGiven:
       s.element_bytes = s.conv_bytes = 0;

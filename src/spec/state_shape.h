@@ -11,6 +11,14 @@
 
 namespace kvplan {
 
+/// Bytes per state element an engine keeps whatever the model says (0: the
+/// model's): llama.cpp holds both parts in f32, SGLang the conv in bf16 and
+/// the recurrent state in --mamba-ssm-dtype (float32).
+struct StateDtypes {
+  uint64_t conv_bytes = 0;
+  uint64_t recurrent_bytes = 0;
+};
+
 /// One layer's state on one tensor-parallel rank.
 struct StateShape {
   StateForm form = StateForm::kGiven;
@@ -37,8 +45,9 @@ StateForm ModelStateForm(const ModelSpec& m);
 
 /// The state of one layer of state group `g` on one of `tp` ranks: the
 /// convolution window in the model's dtype, the recurrent state in the
-/// group's state_dtype. Throws Error naming the dimension
+/// group's state_dtype, unless `dtypes` says otherwise. Throws Error naming the dimension
 /// when tp does not divide it.
-StateShape LayerState(const ModelSpec& m, const LayerGroup& g, uint64_t tp);
+StateShape LayerState(const ModelSpec& m, const LayerGroup& g, uint64_t tp,
+                      StateDtypes dtypes = {});
 
 }  // namespace kvplan

@@ -1093,3 +1093,86 @@ TEST_CASE("speculative decoding: MTP layers and a draft model in the cache and t
   CHECK(drafted.weights_bytes - alone.weights_bytes ==
         StageWeightBytes(dt, FindWeightFormat("bf16"), WeightSplit{4, 0, 0}, 0, 16, true, true));
 }
+
+TEST_CASE("vLLM hybrid: Qwen3-Next-80B on two H200s, as vLLM 0.10.2 logged it") {
+  // A published vLLM 0.10.2 startup log (tp 2, NVIDIA_H200 MoE config, default
+  // gpu_memory_utilization, max_model_len 262144, bf16 cache):
+  //   "Setting attention block size to 544 tokens to ensure that attention page size is >=
+  //    mamba page size." / "Padding mamba page size by 1.49% ..." / "Available KV cache
+  //    memory: 44.59 GiB" / "GPU KV cache size: 973,760 tokens" / "Maximum concurrency for
+  //    262,144 tokens per request: 14.77x".
+  // Per rank: a Gated DeltaNet state of 4,096 x 3 conv + 16 x 128 x 128 recurrent bf16
+  // elements = 548,864 B; attention 2 x 1 KV head x 256 x 2 B = 1,024 B a token, so the block
+  // is 16 x cdiv(548,864, 16 x 1,024) = 544 tokens (557,056 B, the state padded 1.49%).
+  // 12 attention + 36 GDN layers: groups of 12, 4 groups; 7,162 blocks of 12 pages.
+  ModelSpec m = LoadModel("qwen3-next-80b-a3b-instruct");
+  EngineConfig c;
+  c.tp = 2;
+  c.vllm_version = ParseVllmVersion("0.10", "test");
+  c.max_model_len = 262144;
+  c.kv_cache_memory_bytes = ParseBytes("44.59GiB");
+  CapacityResult r = Run(m, "h200", c);
+  CHECK(r.block_size == 544);
+  CHECK(r.page_bytes == 557'056);
+  CHECK(r.state_page_bytes == 548'864);
+  CHECK(r.kv_cache_groups.size() == 4);
+  CHECK(r.num_blocks == 7162);
+  CHECK(Log(r, 0) ==
+        "Setting attention block size to 544 tokens to ensure that attention page size is >= "
+        "mamba page size.");
+  CHECK(Log(r, 1) ==
+        "Padding mamba page size by 1.49% to ensure that mamba page size and attention page "
+        "size are exactly equal.");
+  CHECK(Log(r, 3) == "GPU KV cache size: 973,760 tokens");
+  CHECK(Log(r, 4) == "Maximum concurrency for 262,144 tokens per request: 14.77x");
+}
+
+TEST_CASE("vLLM hybrid: granite-4.0-h-small's Mamba-2 page, as vLLM 0.11 logged it") {
+  // https://github.com/ROCm/ROCm/issues/5590 (vLLM 0.11.1rc6, tp 1, bf16):
+  //   "Setting attention block size to 528 tokens ..." / "Padding mamba page size by 0.69% ...".
+  // Mamba-2: 128 heads x 64, one group, d_state 128, conv 4: (8,448 x 3 + 1,048,576) x 2 B =
+  // 2,147,840 B; attention 2 x 8 x 128 x 2 B = 4,096 B a token: 16 x cdiv(2,147,840, 65,536) =
+  // 528 tokens, 2,162,688 B, the state padded by 14,848 B = 0.69%.
+  ModelSpec m = ParseModelYaml(
+      "name: granite-4.0-h-small-shape\nsource: test\nlayers: 40\nhidden_size: 4096\n"
+      "query_heads: 32\nkv_heads: 8\nhead_dim: 128\nmax_context: 131072\nparams: 32000000000\n"
+      "weight_dtype: bf16\nmamba:\n  version: 2\n  heads: 128\n  head_dim: 64\n  groups: 1\n"
+      "  d_state: 128\n  d_conv: 4\nlayer_groups:\n  - kind: full\n    at: [5, 15, 25, 35]\n"
+      "  - kind: state\n    layers: 36\n",
+      "granite.yaml");
+  EngineConfig c;
+  c.vllm_version = ParseVllmVersion("0.11", "test");
+  c.max_model_len = 131072;
+  CapacityResult r = Run(m, "h200", c);
+  CHECK(r.block_size == 528);
+  CHECK(Log(r, 0) ==
+        "Setting attention block size to 528 tokens to ensure that attention page size is >= "
+        "mamba page size.");
+  CHECK(Log(r, 1).rfind("Padding mamba page size by 0.69%", 0) == 0);
+}
+
+TEST_CASE("state in each engine's dtypes: llama.cpp f32, SGLang an fp32 SSM, vLLM the model's") {
+  // Falcon-H1-0.5B: 36 layers, each with attention and a Mamba-2 state of 5,376 conv + 196,608
+  // SSM elements beside it.
+  ModelSpec m = LoadModel("falcon-h1-0.5b-instruct");
+  EngineConfig v;
+  v.max_model_len = 4096;
+  CapacityResult rv = Run(m, "h100-sxm", v);
+  CHECK(rv.stages[0].kv.fixed_bytes == 36ull * (5376 + 196'608) * 2);
+  EngineConfig s = v;
+  s.engine = Engine::kSglang;
+  CapacityResult rs = Run(m, "h100-sxm", s);
+  CHECK(rs.stages[0].kv.fixed_bytes == 36ull * (5376 * 2 + 196'608 * 4));
+  EngineConfig l;
+  l.engine = Engine::kLlamaCpp;
+  l.max_model_len = 16384;
+  l.kv_cache_dtype = "fp16";
+  CapacityResult rl = Run(m, "h100-sxm", l);
+  CHECK(rl.stages[0].kv.fixed_bytes == 36ull * (5376 + 196'608) * 4);
+  // llama_memory_recurrent's line: R = 36 x 5,376 x 4 B, S = 36 x 196,608 x 4 B.
+  CHECK(Log(rl, 0) ==
+        "llama_memory_recurrent: size =   27.74 MiB (     1 cells,  36 layers,  1 seqs), R (f32):  "
+        "  0.74 MiB, S (f32):   27.00 MiB");
+  // vLLM sees the Mamba-2 mixer of each layer as a layer of its own: 36 attention + 36 state.
+  REQUIRE(!rv.kv_cache_groups.empty());
+}

@@ -173,3 +173,20 @@ TEST_CASE("every bundled accelerator reads") {
     CHECK(!h.source.empty());
   }
 }
+
+TEST_CASE("DeepSeek-V3.2: the indexer's fp8 key beside each MLA latent, and what decode reads") {
+  // vLLM's DeepseekV32IndexerCache and SGLang's NSA index-k buffer: index_head_dim 128 fp8
+  // values + one fp32 scale per 128 = 132 B per token and layer, uint8 whatever the cache
+  // dtype. The latent: 576 x 2 B (bf16) or fp8_ds_mla's 656 B.
+  const ModelSpec m = LoadModel("deepseek-v3.2");
+  CHECK(IndexerKeyBytes(*m.mla) == 132);
+  const KvCost bf16 = ComputeKvCost(m, FindCacheDtype("bf16"), 1);
+  CHECK(bf16.per_token_bytes == 61 * (1152 + 132));
+  CHECK(bf16.groups[0].index_bytes_per_token_layer == 132);
+  const KvCost ds = ComputeKvCost(m, FindCacheDtype("fp8_ds_mla"), 8);  // not split by tp
+  CHECK(ds.per_token_bytes == 61 * (656 + 132));
+  // A decode step scores every indexer key but reads only index_topk (2,048) latents.
+  CHECK(bf16.ReadBytes(1000, 1) == bf16.SequenceBytes(1000));
+  CHECK(bf16.ReadBytes(131072, 2) == 2 * 61 * (132ull * 131072 + 1152ull * 2048));
+  CHECK(bf16.SequenceBytes(131072) == 61 * 1284ull * 131072);
+}

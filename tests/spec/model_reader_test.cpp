@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "spec/state_shape.h"
 #include "util/error.h"
 
 using namespace kvplan;
@@ -220,4 +221,104 @@ TEST_CASE("a quantization block reads the checkpoint's format, and its errors po
         "over the layers");
   CHECK(ErrorOf(With("vocab_size: 1000\nquantization:\n  format: int4\n  parts: [attention]\n"))
             .find("m.yaml:13:3: quantization: parts needs the weight shapes") == 0);
+}
+
+TEST_CASE("layer groups: explicit layers, MLP-only layers and state beside attention") {
+  // Nemotron-H style: attention at layer 1, MLP only at 0 and 3, Mamba-2 on the rest (2).
+  const std::string mamba2 =
+      "mamba:\n  version: 2\n  heads: 8\n  head_dim: 32\n  groups: 2\n  d_state: 16\n"
+      "  d_conv: 4\n";
+  const ModelSpec s =
+      ParseModelYaml(With(mamba2 + "layer_groups:\n  - kind: full\n    at: [1]\n  - kind: none\n"
+                                   "    at: [0, 3]\n  - kind: state\n    layers: 1\n"),
+                     "m.yaml");
+  REQUIRE(s.groups.size() == 3);
+  CHECK(s.groups[0].layers == 1);  // from the list
+  CHECK(s.groups[1].kind == LayerKind::kNone);
+  CHECK(s.LayerToGroup() == std::vector<size_t>{1, 0, 2, 1});
+  CHECK(s.GroupLayers(1) == std::vector<uint64_t>{0, 3});
+  // ((8 x 32 + 2 x 2 x 16) x 3 conv + 8 x 32 x 16 SSM) x 2 B.
+  CHECK(s.groups[2].state_form == StateForm::kMamba2);
+  CHECK(s.groups[2].state_bytes == ((256 + 64) * 3 + 4096) * 2);
+  CHECK_FALSE(s.HasWeightShapes());  // Mamba-2 mixers are not counted matrix by matrix
+
+  // Falcon-H1 style: every layer attends and keeps a Mamba-2 state beside it.
+  const ModelSpec f =
+      ParseModelYaml(With(mamba2 + "layer_groups:\n  - kind: full\n    layers: 4\n  - kind: state\n"
+                                   "    layers: 4\n    parallel: true\n    state_dtype: fp32\n"),
+                     "m.yaml");
+  CHECK(f.LayerToGroup() == std::vector<size_t>{0, 0, 0, 0});
+  CHECK(f.GroupLayers(1) == std::vector<uint64_t>{0, 1, 2, 3});
+  CHECK(f.groups[1].state_bytes == (256 + 64) * 3 * 2 + 4096 * 4);  // fp32 SSM, bf16 conv
+
+  const auto groups = [&](const std::string& g) { return ErrorOf(With(mamba2 + g)); };
+  CHECK(groups("layer_groups:\n  - kind: full\n    at: [1, 1]\n  - kind: none\n    layers: 3\n") ==
+        "m.yaml:20:13: at: layer 1 is listed twice (list the layers once each, ascending)");
+  CHECK(groups("layer_groups:\n  - kind: full\n    at: [2, 1]\n  - kind: none\n    layers: 2\n") ==
+        "m.yaml:20:13: at: layer 1 comes after a higher layer (list the layers once each, "
+        "ascending)");
+  CHECK(groups("layer_groups:\n  - kind: full\n    at: [7]\n  - kind: none\n    layers: 3\n") ==
+        "m.yaml:19:5: at: layer 7 is past the model's 4 layers");
+  CHECK(groups("layer_groups:\n  - kind: full\n    at: [1]\n    every: 2\n") ==
+        "m.yaml:20:9: at: a group takes 'at' or 'every', not both");
+  CHECK(groups("layer_groups:\n  - kind: full\n    at: [1, 2]\n  - kind: none\n    at: [2]\n"
+               "  - kind: state\n    layers: 1\n") ==
+        "m.yaml:21:5: at: layer 2 is already in group 1 (full)");
+  CHECK(groups("layer_groups:\n  - kind: full\n    at: [1]\n    layers: 2\n  - kind: none\n"
+               "    layers: 3\n") ==
+        "m.yaml:19:5: layers: 2 but at selects 1 of the model's 4 layers");
+  CHECK(groups("layer_groups:\n  - kind: full\n    layers: 4\n    parallel: true\n") ==
+        "m.yaml:19:5: parallel: only a state group runs beside attention in the same layers");
+  CHECK(groups("layer_groups:\n  - kind: state\n    layers: 4\n    state_bytes: 10000\n") ==
+        "m.yaml:19:5: state_bytes: 10000 but the mamba block's shapes give 10112 = (320 x 3 conv "
+        "+ 4,096 recurrent) x 2 B");
+  CHECK(groups("layer_groups:\n  - kind: full\n    layers: 4\n    state_dtype: fp32\n") ==
+        "m.yaml:21:18: state_dtype: only state groups take state_dtype");
+  CHECK(groups("layer_groups:\n  - kind: state\n    layers: 4\n    state_dtype: int8\n") ==
+        "m.yaml:21:18: state_dtype: int8 is not a state dtype (fp32, fp16, bf16)");
+}
+
+TEST_CASE("mamba version 2 and linear_attention blocks: their fields and mistakes") {
+  CHECK(ErrorOf(With("mamba:\n  version: 3\n  d_state: 16\n  d_conv: 4\n  expand: 2\n")) ==
+        "m.yaml:12:12: version: 3 is not a Mamba version kvplan knows (1: Mamba, 2: Mamba-2)");
+  CHECK(ErrorOf(With("mamba:\n  d_state: 16\n  d_conv: 4\n  expand: 2\n  heads: 8\n")) ==
+        "m.yaml:15:10: heads: only Mamba-2 (version: 2) takes heads");
+  CHECK(ErrorOf(With("mamba:\n  version: 2\n  heads: 8\n  head_dim: 32\n  groups: 3\n"
+                     "  d_state: 16\n  d_conv: 4\n")) ==
+        "m.yaml:15:11: groups: 3 does not divide the 8 heads");
+  CHECK(ErrorOf(With("mamba:\n  version: 2\n  heads: 8\n  head_dim: 32\n  groups: 1\n"
+                     "  d_state: 16\n  d_conv: 4\n  dt_rank: 16\n")) ==
+        "m.yaml:18:12: dt_rank: Mamba-2 has no dt_rank (one dt per head)");
+  const std::string gdn =
+      "linear_attention:\n  kind: gated_deltanet\n  key_heads: 2\n  value_heads: 4\n"
+      "  key_head_dim: 32\n  value_head_dim: 32\n  conv_kernel: 4\n";
+  const ModelSpec s = ParseModelYaml(
+      With(gdn + "layer_groups:\n  - kind: full\n    every: 4\n    offset: 3\n    layers: 1\n"
+                 "  - kind: state\n    layers: 3\n"),
+      "m.yaml");
+  // conv (2 x 2 x 32 + 4 x 32) x 3 + recurrent 4 x 32 x 32, x 2 B.
+  CHECK(s.groups[1].state_bytes == ((128 + 128) * 3 + 4096) * 2);
+  CHECK(ErrorOf(With(Replace(gdn, "gated_deltanet", "gated_delta")))
+            .rfind("m.yaml:12:9: kind: unknown linear attention 'gated_delta' (known: "
+                   "gated_deltanet, lightning)",
+                   0) == 0);
+  CHECK(ErrorOf(With(Replace(gdn, "value_heads: 4", "value_heads: 3"))) ==
+        "m.yaml:14:16: value_heads: 3 is not a multiple of the 2 key heads");
+  CHECK(ErrorOf(With(Replace(gdn, "gated_deltanet", "lightning"))) ==
+        "m.yaml:17:16: conv_kernel: lightning attention has no convolution");
+  CHECK(ErrorOf(With(gdn + "mamba:\n  d_state: 16\n  d_conv: 4\n  expand: 2\n")) ==
+        "m.yaml:12:3: linear_attention: a model has a mamba block or a linear_attention block, "
+        "not both");
+}
+
+TEST_CASE("mla: DeepSeek-V3.2's indexer keys come all three or not at all") {
+  const std::string mla =
+      "mla:\n  kv_lora_rank: 64\n  qk_rope_head_dim: 32\n  qk_nope_head_dim: 32\n"
+      "  v_head_dim: 32\n";
+  const ModelSpec s =
+      ParseModelYaml(With(mla + "  index_heads: 4\n  index_head_dim: 128\n  index_topk: 256\n"
+                                "layer_groups:\n  - kind: mla\n    layers: 4\n"),
+                     "m.yaml");
+  CHECK(s.mla->index_topk == 256);
+  CHECK(ErrorOf(With(mla + "  index_heads: 4\n")).find("index_head_dim") != std::string::npos);
 }
