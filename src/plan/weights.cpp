@@ -7,18 +7,14 @@
 #include <array>
 
 #include "plan/kv.h"
+#include "plan/weights_internal.h"
 #include "util/checked.h"
 #include "util/error.h"
 
 namespace kvplan {
-namespace {
-
-// vLLM pads the vocabulary of VocabParallelEmbedding / ParallelLMHead to a
-// multiple of 64 (DEFAULT_VOCAB_PADDING_SIZE) before splitting it over ranks.
-constexpr uint64_t kVocabPadding = 64;
 
 WeightTensor Linear(TensorPart part, std::string_view name, uint64_t rows, uint64_t cols,
-                    TpSplit split, uint64_t copies = 1) {
+                    TpSplit split, uint64_t copies) {
   WeightTensor t;
   t.part = part;
   t.name = name;
@@ -31,7 +27,7 @@ WeightTensor Linear(TensorPart part, std::string_view name, uint64_t rows, uint6
 }
 
 WeightTensor Vector(TensorPart part, std::string_view name, uint64_t length, TpSplit split,
-                    uint64_t copies = 1) {
+                    uint64_t copies) {
   WeightTensor t;
   t.part = part;
   t.name = name;
@@ -41,6 +37,12 @@ WeightTensor Vector(TensorPart part, std::string_view name, uint64_t length, TpS
   t.split = split;
   return t;
 }
+
+namespace {
+
+// vLLM pads the vocabulary of VocabParallelEmbedding / ParallelLMHead to a
+// multiple of 64 (DEFAULT_VOCAB_PADDING_SIZE) before splitting it over ranks.
+constexpr uint64_t kVocabPadding = 64;
 
 uint64_t NormParams(const ModelSpec& m, uint64_t width) {
   return m.norm == "layernorm" ? 2 * width : width;  // layernorm has a bias
@@ -171,31 +173,6 @@ bool IsMoeLayer(const ModelSpec& m, uint64_t i) {
   return i >= e.dense_layers && e.period != 0 && i % e.period == e.offset;
 }
 
-void AddMamba(const ModelSpec& m, std::vector<WeightTensor>& out) {
-  const MambaSpec& s = *m.mamba;
-  const uint64_t h = m.hidden_size;
-  const uint64_t inner = s.expand * h;
-  const uint64_t dt_rank = s.dt_rank != 0 ? s.dt_rank : CeilDiv(h, 16);  // Mamba's "auto"
-  // vLLM's MambaMixer: in/x/dt projections are column-parallel over d_inner,
-  // out_proj row-parallel; conv, A and D are split with d_inner.
-  WeightTensor in_proj = Linear(TensorPart::kMamba, "in_proj", 2 * inner, h, TpSplit::kColumn);
-  in_proj.fused = 2;  // x and z
-  out.push_back(in_proj);
-  out.push_back(Vector(TensorPart::kMamba, "conv1d.weight", inner * s.d_conv, TpSplit::kColumn));
-  out.push_back(Vector(TensorPart::kMamba, "conv1d.bias", inner, TpSplit::kColumn));
-  out.push_back(
-      Linear(TensorPart::kMamba, "x_proj", dt_rank + 2 * s.d_state, inner, TpSplit::kRow));
-  out.push_back(Linear(TensorPart::kMamba, "dt_proj", inner, dt_rank, TpSplit::kColumn));
-  out.push_back(Vector(TensorPart::kMamba, "dt_proj.bias", inner, TpSplit::kColumn));
-  out.push_back(Vector(TensorPart::kMamba, "A_log", inner * s.d_state, TpSplit::kColumn));
-  out.push_back(Vector(TensorPart::kMamba, "D", inner, TpSplit::kColumn));
-  out.push_back(Linear(TensorPart::kMamba, "out_proj", h, inner, TpSplit::kRow));
-  // Jamba's inner layernorms on dt, B and C.
-  out.push_back(Vector(TensorPart::kNorm, "dt_layernorm", dt_rank, TpSplit::kReplicated));
-  out.push_back(Vector(TensorPart::kNorm, "b_layernorm", s.d_state, TpSplit::kReplicated));
-  out.push_back(Vector(TensorPart::kNorm, "c_layernorm", s.d_state, TpSplit::kReplicated));
-}
-
 uint64_t Bits(const WeightTensor& t, const WeightFormat& f, uint64_t rows, uint64_t cols) {
   const uint64_t elems = CheckedMul(rows, cols, "weight elements");
   if (!t.linear || !f.Quantizes(t.part)) return CheckedMul(elems, f.dense_bytes * 8, "weight bits");
@@ -262,8 +239,10 @@ ModelTensors BuildModelTensors(const ModelSpec& m) {
     const LayerGroup& g = m.groups[group_of[i]];
     // Mixer: attention, or Mamba for attention-free layers of a Mamba hybrid.
     // MLP-only layers (kNone) have no mixer.
-    if (g.kind == LayerKind::kState && m.mamba) {
-      AddMamba(m, L);
+    if (g.kind == LayerKind::kState && m.linear_attention) {
+      AddLinearAttention(m, L);
+    } else if (g.kind == LayerKind::kState && m.mamba) {
+      m.mamba->version == 2 ? AddMamba2(m, L) : AddMamba(m, L);
     } else if (g.kind != LayerKind::kState && g.kind != LayerKind::kNone) {
       AddAttention(m, g, L);
     }

@@ -92,14 +92,7 @@ bool ModelSpec::HasDenseMlp() const {
 }
 
 bool ModelSpec::HasWeightShapes() const {
-  // Mamba-2 and linear-attention mixers are not counted matrix by matrix:
-  // such a model's weights are its `params`.
-  const StateForm form = ModelStateForm(*this);
-  const bool counted_mixers = form == StateForm::kGiven || form == StateForm::kMamba ||
-                              std::none_of(groups.begin(), groups.end(), [](const LayerGroup& g) {
-                                return g.kind == LayerKind::kState;
-                              });
-  return counted_mixers && vocab_size != 0 && (!HasDenseMlp() || intermediate_size != 0);
+  return vocab_size != 0 && (!HasDenseMlp() || intermediate_size != 0);
 }
 
 bool ModelSpec::HasAttention() const {

@@ -240,7 +240,6 @@ TEST_CASE("layer groups: explicit layers, MLP-only layers and state beside atten
   // ((8 x 32 + 2 x 2 x 16) x 3 conv + 8 x 32 x 16 SSM) x 2 B.
   CHECK(s.groups[2].state_form == StateForm::kMamba2);
   CHECK(s.groups[2].state_bytes == ((256 + 64) * 3 + 4096) * 2);
-  CHECK_FALSE(s.HasWeightShapes());  // Mamba-2 mixers are not counted matrix by matrix
 
   // Falcon-H1 style: every layer attends and keeps a Mamba-2 state beside it.
   const ModelSpec f =
