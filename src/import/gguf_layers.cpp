@@ -237,10 +237,7 @@ void ReadAttention(const GgufMeta& m, ModelSpec& s) {
               "SSM keys, but every layer has attention heads: attention and SSM in the same "
               "layers, which a kvplan spec cannot describe");
   }
-  if (!LayerSetsToGroups(sets, n, s.groups)) {
-    Fail("{}: {}.{}: the per-layer pattern is not periodic, which a kvplan spec cannot describe",
-         m.File().path, m.Arch(), kv_key);
-  }
+  LayerSetsToGroups(sets, n, s.groups);
   for (LayerGroup& g : s.groups) {
     g.pos = s.field_pos["layer_groups"];
     if (g.kind == LayerKind::kState) g.state_bytes = state_bytes;

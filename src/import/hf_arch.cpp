@@ -38,6 +38,18 @@ constexpr Arch kArchs[] = {
     {"GPT2LMHeadModel", "gpt2", Family::kGpt2, false, 1024, true, 0, 0},
     {"JambaForCausalLM", "jamba", Family::kJamba, true, 262144, false, 8, 0},
     {"GptOssForCausalLM", "gpt_oss", Family::kGptOss, true, 131072, false, 8, 64},
+    {"DeepseekV32ForCausalLM", "deepseek_v32", Family::kDeepseek, true, 163840, false, 128, 0},
+    {"Qwen3NextForCausalLM", "qwen3_next", Family::kQwenNext, true, 32768, false, 2, 256},
+    {"Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe", Family::kQwenNext, true, 262144, false, 2,
+     256},
+    {"Qwen3_5ForConditionalGeneration", "qwen3_5", Family::kQwenNext, false, 262144, false, 4, 256},
+    {"NemotronHForCausalLM", "nemotron_h", Family::kNemotronH, false, 4096, false, 8, 128},
+    {"GraniteMoeHybridForCausalLM", "granitemoehybrid", Family::kGraniteHybrid, true, 4096, false,
+     8, 0},
+    {"FalconH1ForCausalLM", "falcon_h1", Family::kFalconH1, false, 8192, false, 8, 0},
+    {"MiniMaxM1ForCausalLM", "minimax_m1", Family::kMiniMax, true, 10240000, false, 8, 128},
+    {"MiniMaxText01ForCausalLM", "minimax_text_01", Family::kMiniMax, true, 10240000, false, 8,
+     128},
 };
 
 void ReadMoe(const Config& c, const Arch& a, Draft& d) {
@@ -46,12 +58,15 @@ void ReadMoe(const Config& c, const Arch& a, Draft& d) {
   std::string an = a.name;
   switch (a.family) {
     case Family::kLlama:  // Mixtral
+    case Family::kMiniMax:
+    case Family::kGraniteHybrid:
       m.experts = c.Req("num_local_experts", an);
       m.experts_per_token = c.Req("num_experts_per_tok", an);
       m.intermediate_size = s.intermediate_size;
       d.why["moe"] = "num_local_experts, num_experts_per_tok; experts use intermediate_size";
       break;
-    case Family::kQwen: {
+    case Family::kQwen:
+    case Family::kQwenNext: {
       m.experts = c.Req("num_experts", an);
       m.experts_per_token = c.Req("num_experts_per_tok", an);
       m.intermediate_size = c.Req("moe_intermediate_size", an);
@@ -260,12 +275,26 @@ void ReadHeadDim(const Config& c, const Arch& a, Draft& d) {
     m.qk_nope_head_dim = c.Req("qk_nope_head_dim", an);
     m.q_lora_rank = c.U("q_lora_rank").value_or(0);
     m.v_head_dim = c.Req("v_head_dim", an);
+    // DeepSeek-V3.2's sparse attention: the lightning indexer's keys.
+    if (std::optional<uint64_t> ihd = c.U("index_head_dim")) {
+      m.index_head_dim = *ihd;
+      m.index_heads = c.Req("index_n_heads", an);
+      m.index_topk = c.Req("index_topk", an);
+      d.header.push_back(fmt::format(
+          "sparse attention: an indexer key of index_head_dim {} fp8 + scale per token and layer "
+          "beside the latent; decode reads the top index_topk {} latents",
+          m.index_head_dim, m.index_topk));
+    }
     s.mla = m;
     s.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
     s.v_head_dim = m.v_head_dim;
     d.why["head_dim"] = fmt::format("q/k head = qk_nope_head_dim {} + qk_rope_head_dim {}",
                                     m.qk_nope_head_dim, m.qk_rope_head_dim);
     d.why["v_head_dim"] = "v_head_dim";
+  } else if (std::optional<uint64_t> ahd =
+                 a.family == Family::kNemotronH ? c.U("attention_head_dim") : std::nullopt) {
+    s.head_dim = *ahd;
+    d.why["head_dim"] = "attention_head_dim";
   } else if (std::optional<uint64_t> hd = c.U("head_dim")) {
     s.head_dim = *hd;
     d.why["head_dim"] = s.hidden_size % s.query_heads == 0 && s.hidden_size / s.query_heads != *hd
@@ -342,7 +371,8 @@ void ReadWeightShapes(const Config& c, const Arch& a, Draft& d) {
         fmt::format("not in config: {} default {}", a.model_type, a.default_tie);
   }
   bool classic = a.family == Family::kGpt2 || a.family == Family::kFalcon;
-  s.mlp = classic ? "plain" : "gated";
+  // Nemotron-H's MLP is squared ReLU: up and down, no gate.
+  s.mlp = classic || a.family == Family::kNemotronH ? "plain" : "gated";
   s.norm = classic ? "layernorm" : "rms";
   if (a.family == Family::kGpt2) {
     s.attention_bias = true;

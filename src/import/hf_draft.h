@@ -14,7 +14,22 @@
 
 namespace kvplan {
 
-enum class Family { kLlama, kQwen, kGemma2, kGemma3, kDeepseek, kFalcon, kGpt2, kJamba, kGptOss };
+enum class Family {
+  kLlama,
+  kQwen,
+  kGemma2,
+  kGemma3,
+  kDeepseek,
+  kFalcon,
+  kGpt2,
+  kJamba,
+  kGptOss,
+  kQwenNext,       // Qwen3-Next, Qwen3.5: Gated DeltaNet + full attention
+  kNemotronH,      // Mamba-2, attention and MLP-only layers
+  kGraniteHybrid,  // granite-4.0-h: Mamba-2 + attention
+  kFalconH1,       // attention and Mamba-2 side by side
+  kMiniMax,        // lightning + softmax attention
+};
 
 // One supported architecture: how to read it, and the defaults its
 // transformers config class applies to keys a config.json leaves out.
@@ -50,6 +65,10 @@ void ReadQuantization(const Config& c, Draft& d);
 
 /// The layer groups: full, sliding, MLA or Mamba state, per family (hf_layers.cpp).
 void AttentionGroups(const Config& c, const Arch& a, Draft& d);
+
+/// The groups and state mixer of a hybrid family (hf_hybrid.cpp); false
+/// for the other families.
+bool HybridGroups(const Config& c, const Arch& a, Draft& d);
 
 /// The spec YAML, laid out like models/*.yaml with a comment per
 /// assumption (hf_emit.cpp).

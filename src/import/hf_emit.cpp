@@ -122,14 +122,37 @@ std::string EmitSpecYaml(const Draft& d, const std::string& file) {
     Line(out, 2, "qk_nope_head_dim", std::to_string(m.qk_nope_head_dim));
     if (m.q_lora_rank) Line(out, 2, "q_lora_rank", std::to_string(m.q_lora_rank));
     Line(out, 2, "v_head_dim", std::to_string(m.v_head_dim));
+    if (m.index_head_dim) {
+      Line(out, 2, "index_heads", std::to_string(m.index_heads), "index_n_heads");
+      Line(out, 2, "index_head_dim", std::to_string(m.index_head_dim), "index_head_dim");
+      Line(out, 2, "index_topk", std::to_string(m.index_topk), "index_topk");
+    }
   }
   if (s.mamba) {
     const MambaSpec& m = *s.mamba;
-    out += "mamba:\n";
-    Line(out, 2, "d_state", std::to_string(m.d_state), "mamba_d_state");
-    Line(out, 2, "d_conv", std::to_string(m.d_conv), "mamba_d_conv");
-    Line(out, 2, "expand", std::to_string(m.expand), "mamba_expand");
-    Line(out, 2, "dt_rank", std::to_string(m.dt_rank), "mamba_dt_rank");
+    out += "mamba:" + std::string(32, ' ') + "# " + why("mamba") + "\n";
+    if (m.version == 2) {
+      Line(out, 2, "version", "2");
+      Line(out, 2, "heads", std::to_string(m.heads));
+      Line(out, 2, "head_dim", std::to_string(m.head_dim));
+      Line(out, 2, "groups", std::to_string(m.groups));
+    }
+    Line(out, 2, "d_state", std::to_string(m.d_state));
+    Line(out, 2, "d_conv", std::to_string(m.d_conv));
+    if (m.version == 1) {
+      Line(out, 2, "expand", std::to_string(m.expand));
+      Line(out, 2, "dt_rank", std::to_string(m.dt_rank));
+    }
+  }
+  if (s.linear_attention) {
+    const LinearAttentionSpec& la = *s.linear_attention;
+    out += "linear_attention:" + std::string(21, ' ') + "# " + why("linear_attention") + "\n";
+    Line(out, 2, "kind", la.kind);
+    Line(out, 2, "key_heads", std::to_string(la.key_heads));
+    Line(out, 2, "value_heads", std::to_string(la.value_heads));
+    Line(out, 2, "key_head_dim", std::to_string(la.key_head_dim));
+    Line(out, 2, "value_head_dim", std::to_string(la.value_head_dim));
+    if (la.conv_kernel) Line(out, 2, "conv_kernel", std::to_string(la.conv_kernel));
   }
   out += "layer_groups:" + std::string(25, ' ') + "# " + why("layer_groups") + "\n";
   for (const LayerGroup& g : s.groups) {
@@ -139,6 +162,16 @@ std::string EmitSpecYaml(const Draft& d, const std::string& file) {
       Line(out, 4, "every", std::to_string(g.every));
       Line(out, 4, "offset", std::to_string(g.offset));
     }
+    if (!g.at.empty()) {
+      std::string at;
+      for (uint64_t i : g.at) at += (at.empty() ? "" : ", ") + std::to_string(i);
+      Line(out, 4, "at", "[" + at + "]");
+    }
+    if (g.parallel) Line(out, 4, "parallel", "true");
+    if (g.HoldsTokens() && g.kv_heads != 0 && g.kv_heads != s.kv_heads) {
+      Line(out, 4, "kv_heads", std::to_string(g.kv_heads));
+    }
+    if (g.state_dtype_bytes == 4 && s.weight_dtype != "fp32") Line(out, 4, "state_dtype", "fp32");
     if (g.kind == LayerKind::kSliding) Line(out, 4, "window", std::to_string(g.window));
     if (g.kind == LayerKind::kChunked) Line(out, 4, "chunk", std::to_string(g.window));
     if (g.state_bytes) Line(out, 4, "state_bytes", std::to_string(g.state_bytes));

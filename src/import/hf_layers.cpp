@@ -17,6 +17,7 @@ std::string DescribeGroups(const std::vector<LayerGroup>& groups) {
     if (!s.empty()) s += ", ";
     s += fmt::format("{} {}", g.layers, LayerKindName(g.kind));
     if (g.every) s += fmt::format(" (i % {} == {})", g.every, g.offset);
+    if (!g.at.empty()) s += fmt::format(" (listed: {} layers)", g.at.size());
   }
   return s;
 }
@@ -55,10 +56,7 @@ bool GroupsFromLayerTypes(const Config& c, uint64_t layers, uint64_t window, Dra
     }
     it->layers.push_back(i);
   }
-  if (!LayerSetsToGroups(sets, layers, d.s.groups)) {
-    Fail("{}{}: the layer pattern is not periodic, which a kvplan spec cannot describe",
-         at.Prefix(), c.Name("layer_types"));
-  }
+  LayerSetsToGroups(sets, layers, d.s.groups);
   d.why["layer_groups"] = "from " + c.Name("layer_types") + ": " + DescribeGroups(d.s.groups);
   return true;
 }
@@ -76,6 +74,7 @@ void SingleGroup(Draft& d, LayerKind kind, uint64_t window, const std::string& w
 
 void AttentionGroups(const Config& c, const Arch& a, Draft& d) {
   ModelSpec& s = d.s;
+  if (HybridGroups(c, a, d)) return;
   std::optional<uint64_t> window = c.U("sliding_window");
   switch (a.family) {
     case Family::kLlama:
@@ -161,6 +160,11 @@ void AttentionGroups(const Config& c, const Arch& a, Draft& d) {
       return;
     case Family::kFalcon:
     case Family::kGpt2:
+    case Family::kQwenNext:  // (hybrids: HybridGroups above)
+    case Family::kNemotronH:
+    case Family::kGraniteHybrid:
+    case Family::kFalconH1:
+    case Family::kMiniMax:
       SingleGroup(d, LayerKind::kFull, 0, "full attention on every layer");
       return;
     case Family::kJamba: {

@@ -15,7 +15,7 @@ bool IsPeriodic(const std::vector<uint64_t>& indices, uint64_t total, uint64_t& 
   return k == indices.size();
 }
 
-bool LayerSetsToGroups(const std::vector<LayerSet>& sets, uint64_t total,
+void LayerSetsToGroups(const std::vector<LayerSet>& sets, uint64_t total,
                        std::vector<LayerGroup>& out) {
   auto group = [](const LayerSet& s) {
     LayerGroup g;
@@ -29,7 +29,7 @@ bool LayerSetsToGroups(const std::vector<LayerSet>& sets, uint64_t total,
     LayerGroup g = group(sets[0]);
     g.layers = total;
     out = {g};
-    return true;
+    return;
   }
   for (size_t rest = sets.size(); rest-- > 0;) {
     std::vector<LayerGroup> groups;
@@ -42,9 +42,21 @@ bool LayerSetsToGroups(const std::vector<LayerSet>& sets, uint64_t total,
     if (!ok) continue;
     groups.push_back(group(sets[rest]));
     out = groups;
-    return true;
+    return;
   }
-  return false;
+  // Not periodic (Nemotron-H's pattern): every set but the largest lists its
+  // layers, the largest takes the rest.
+  size_t largest = 0;
+  for (size_t k = 1; k < sets.size(); ++k) {
+    if (sets[k].layers.size() > sets[largest].layers.size()) largest = k;
+  }
+  out.clear();
+  for (size_t k = 0; k < sets.size(); ++k) {
+    if (k == largest) continue;
+    out.push_back(group(sets[k]));
+    out.back().at = sets[k].layers;
+  }
+  out.push_back(group(sets[largest]));
 }
 
 }  // namespace kvplan

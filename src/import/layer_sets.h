@@ -27,8 +27,9 @@ bool IsPeriodic(const std::vector<uint64_t>& indices, uint64_t total, uint64_t& 
 /// it iff i % every == offset), the remaining one taking the rest. The last
 /// set that can take the rest is tried first, so gpt-oss [sliding, full,
 /// ...] becomes "sliding every 2 offset 0, full the rest", as models/*.yaml
-/// write it. False when the pattern cannot be written that way.
-bool LayerSetsToGroups(const std::vector<LayerSet>& sets, uint64_t total,
+/// write it. A pattern that is not periodic lists its layers (`at`) in every
+/// group but the largest, which takes the rest.
+void LayerSetsToGroups(const std::vector<LayerSet>& sets, uint64_t total,
                        std::vector<LayerGroup>& out);
 
 }  // namespace kvplan

@@ -3,6 +3,7 @@
 #include "import/hf_import.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -176,15 +177,14 @@ TEST_CASE("variants: Falcon new decoder, RW names, Qwen sliding windows, no laye
                      "v2.json");
   CHECK(DiffSpecs(LoadModel("deepseek-v2-lite"), v2.spec).empty());
   CHECK(ComputeKvCost(v2.spec, FindCacheDtype("bf16")).per_token_bytes == 27 * 576 * 2);
-  // A pattern no spec can express is refused, not approximated.
-  CHECK_THROWS_WITH(
-      ImportHfConfig(
-          R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 64, "intermediate_size": 4096,
+  // A pattern that is not periodic lists its layers: full at 0, 3 and 4.
+  const HfImport odd = ImportHfConfig(
+      R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 64, "intermediate_size": 4096,
       "num_attention_heads": 4, "num_hidden_layers": 5, "sliding_window": 16, "layer_types":
       ["full_attention", "sliding_attention", "sliding_attention", "full_attention", "full_attention"]})",
-          "odd.json"),
-      "odd.json:3:7: layer_types: the layer pattern is not periodic, which a kvplan "
-      "spec cannot describe");
+      "odd.json");
+  CHECK(odd.spec.LayerToGroup() == std::vector<size_t>{1, 0, 0, 1, 1});  // sliding listed first
+  CHECK(odd.yaml.find("at: [1, 2]") != std::string::npos);
 }
 
 TEST_CASE("import-hf: quantization_config becomes a quantization block where kvplan sizes it") {
@@ -519,4 +519,129 @@ TEST_CASE(
   CHECK(r.out.rfind("# Imported by `kvplan import-hf` from \"we\\x0aird/config.json\".\n", 0) == 0);
   CHECK(r.out.find("\nsource: \"we\\x0aird/config.json\"\n") != std::string::npos);
   CHECK(RunKvplan("size 'we\nird/config.json'", dir).exit_code == 0);
+}
+
+namespace {
+
+// A hybrid family's config.json: the shared keys plus `extra`.
+std::string Hybrid(const std::string& arch, uint64_t layers, const std::string& extra) {
+  return fmt::format(
+      R"({{"architectures": ["{}"], "hidden_size": 1024, "num_hidden_layers": {},
+      "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128,
+      "max_position_embeddings": 8192, "torch_dtype": "bfloat16", "vocab_size": 32000,
+      "intermediate_size": 4096, {}}})",
+      arch, layers, extra);
+}
+
+const LayerGroup& GroupOf(const ModelSpec& s, LayerKind kind) {
+  for (const LayerGroup& g : s.groups) {
+    if (g.kind == kind) return g;
+  }
+  FAIL("no group of kind " << LayerKindName(kind));
+  throw;
+}
+
+}  // namespace
+
+TEST_CASE("import-hf: Qwen3-Next and Qwen3.5, Gated DeltaNet from the linear_* keys") {
+  const std::string gdn =
+      R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 256,
+      "linear_num_key_heads": 4, "linear_num_value_heads": 8, "linear_key_head_dim": 64,
+      "linear_value_head_dim": 64, "linear_conv_kernel_dim": 4)";
+  // full_attention_interval 4: layers 3 and 7 attend, six keep a state.
+  const HfImport a = ImportHfConfig(
+      Hybrid("Qwen3NextForCausalLM", 8, gdn + R"(, "full_attention_interval": 4)"), "qn.json");
+  const LayerGroup& full = GroupOf(a.spec, LayerKind::kFull);
+  CHECK(full.every == 4);
+  CHECK(full.offset == 3);
+  const LayerGroup& st = GroupOf(a.spec, LayerKind::kState);
+  CHECK(st.layers == 6);
+  CHECK(st.state_form == StateForm::kGatedDeltaNet);
+  // conv (2 x 4 x 64 + 8 x 64) x 3 + recurrent 8 x 64 x 64, bf16.
+  CHECK(st.state_bytes == ((512 + 512) * 3 + 32768) * 2);
+  CHECK(a.yaml.find("linear_attention:") != std::string::npos);
+  // Qwen3.5: layer_types and an fp32 SSM state (mamba_ssm_dtype).
+  const HfImport b = ImportHfConfig(
+      Hybrid("Qwen3_5MoeForConditionalGeneration", 4,
+             gdn + R"(, "mamba_ssm_dtype": "float32", "layer_types": ["linear_attention",
+             "linear_attention", "linear_attention", "full_attention"])"),
+      "q35.json");
+  CHECK(GroupOf(b.spec, LayerKind::kState).state_bytes == (512 + 512) * 3 * 2 + 32768 * 4);
+  CHECK(b.yaml.find("state_dtype: fp32") != std::string::npos);
+  // A layer type with no cache form is an error naming it.
+  CHECK_THROWS_WITH(
+      ImportHfConfig(Hybrid("Qwen3NextForCausalLM", 2,
+                            gdn + R"(, "layer_types": ["full_attention", "kda_attention"])"),
+                     "bad.json"),
+      doctest::Contains("layer type 'kda_attention' has no cache form in kvplan"));
+}
+
+TEST_CASE("import-hf: Nemotron-H's hybrid_override_pattern: Mamba-2, attention, MLP only") {
+  const std::string m2 =
+      R"("mamba_num_heads": 16, "mamba_head_dim": 64, "n_groups": 2, "ssm_state_size": 32,
+      "conv_kernel": 4, "attention_head_dim": 128, "hybrid_override_pattern": "M-M*-M-M")";
+  const HfImport h = ImportHfConfig(Hybrid("NemotronHForCausalLM", 8, m2), "nh.json");
+  const ModelSpec& s = h.spec;
+  CHECK(s.LayerToGroup().size() == 8);
+  CHECK(s.GroupLayers(0) != s.GroupLayers(1));
+  CHECK(GroupOf(s, LayerKind::kFull).layers == 1);
+  CHECK(GroupOf(s, LayerKind::kNone).layers == 3);
+  const LayerGroup& st = GroupOf(s, LayerKind::kState);
+  CHECK(st.layers == 4);
+  // conv (16 x 64 + 2 x 2 x 32) x 3 + SSM 16 x 64 x 32, bf16.
+  CHECK(st.state_bytes == ((1024 + 128) * 3 + 32768) * 2);
+  CHECK(s.mlp == "plain");
+  // The pattern is not periodic: the spec lists layers, and reads back the same.
+  CHECK(h.yaml.find("at: [") != std::string::npos);
+  CHECK_THROWS_WITH(ImportHfConfig(Hybrid("NemotronHForCausalLM", 8,
+                                          R"("mamba_num_heads": 16, "mamba_head_dim": 64,
+      "n_groups": 2, "ssm_state_size": 32, "conv_kernel": 4, "hybrid_override_pattern": "M-M*-MX-")"),
+                                   "nh.json"),
+                    doctest::Contains("hybrid_override_pattern[6] is 'X', a block kvplan has no "
+                                      "cache form for"));
+}
+
+TEST_CASE("import-hf: granite-4.0-h, Falcon-H1 and MiniMax-M1") {
+  const std::string mamba =
+      R"("mamba_n_heads": 16, "mamba_d_head": 64, "mamba_n_groups": 1, "mamba_d_state": 32,
+      "mamba_d_conv": 4)";
+  const HfImport g =
+      ImportHfConfig(Hybrid("GraniteMoeHybridForCausalLM", 4,
+                            mamba + R"(, "num_local_experts": 4, "num_experts_per_tok": 2,
+             "layer_types": ["mamba", "mamba", "attention", "mamba"])"),
+                     "granite.json");
+  CHECK(GroupOf(g.spec, LayerKind::kFull).layers == 1);
+  CHECK(GroupOf(g.spec, LayerKind::kState).state_bytes == ((1024 + 64) * 3 + 32768) * 2);
+  // Falcon-H1: every layer attends and keeps a Mamba-2 state beside it.
+  const HfImport f = ImportHfConfig(
+      Hybrid("FalconH1ForCausalLM", 4, mamba + R"(, "mamba_d_ssm": 1024)"), "falcon.json");
+  CHECK(GroupOf(f.spec, LayerKind::kFull).layers == 4);
+  CHECK(GroupOf(f.spec, LayerKind::kState).parallel);
+  CHECK(f.yaml.find("parallel: true") != std::string::npos);
+  CHECK_THROWS_WITH(
+      ImportHfConfig(Hybrid("FalconH1ForCausalLM", 4, mamba + R"(, "mamba_d_ssm": 2048)"),
+                     "falcon.json"),
+      doctest::Contains("mamba_d_ssm 2048 is not mamba_n_heads x mamba_d_head = 1024"));
+  // MiniMax: one softmax layer in four, lightning (8 heads x 128 x 128) on the rest.
+  const HfImport x = ImportHfConfig(
+      Hybrid("MiniMaxM1ForCausalLM", 4, R"("num_local_experts": 4, "num_experts_per_tok": 2,
+             "attn_type_list": [0, 0, 0, 1])"),
+      "minimax.json");
+  CHECK(GroupOf(x.spec, LayerKind::kState).state_bytes == 8 * 128 * 128 * 2);
+  CHECK(GroupOf(x.spec, LayerKind::kFull).offset == 3);
+}
+
+TEST_CASE("import-hf: DeepSeek-V3.2's indexer keys beside the MLA latent") {
+  const HfImport d = ImportHfConfig(
+      R"({"architectures": ["DeepseekV32ForCausalLM"], "hidden_size": 1024,
+      "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 8,
+      "max_position_embeddings": 8192, "torch_dtype": "bfloat16", "vocab_size": 32000,
+      "intermediate_size": 4096, "n_routed_experts": 8, "num_experts_per_tok": 2,
+      "moe_intermediate_size": 256, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+      "qk_nope_head_dim": 128, "v_head_dim": 128, "q_lora_rank": 256, "index_n_heads": 8,
+      "index_head_dim": 128, "index_topk": 2048})",
+      "v32.json");
+  CHECK(d.spec.mla->index_head_dim == 128);
+  CHECK(d.spec.mla->index_topk == 2048);
+  CHECK(d.yaml.find("index_topk: 2048") != std::string::npos);
 }
