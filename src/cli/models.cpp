@@ -12,6 +12,7 @@
 #include "report/table.h"
 #include "report/terminal.h"
 #include "spec/catalog.h"
+#include "spec/state_shape.h"
 #include "util/units.h"
 
 namespace kvplan {
@@ -40,8 +41,43 @@ std::string GroupsSummary(const ModelSpec& m, bool csv = false) {
     if (g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked) {
       s += csv ? fmt::format(" window {}", g.window) : fmt::format(" ({})", FormatTokens(g.window));
     }
+    if (g.kind == LayerKind::kState && g.state_form != StateForm::kGiven) {
+      s += fmt::format(" ({}{})", StateFormName(g.state_form), g.parallel ? ", beside" : "");
+    }
   }
   return s;
+}
+
+// What one group keeps, one line: per token, per sequence, or nothing.
+std::string CacheForm(const ModelSpec& m, const LayerGroup& g) {
+  const std::string n = fmt::format("{} {}", g.layers, LayerKindName(g.kind));
+  switch (g.kind) {
+    case LayerKind::kFull:
+      return fmt::format("{}: K and V of every token ({} KV heads x {})", n, g.kv_heads,
+                         g.head_dim);
+    case LayerKind::kSliding:
+    case LayerKind::kChunked:
+      return fmt::format("{}: K and V of at most {} tokens ({} {})", n, WithCommas(g.window),
+                         g.kind == LayerKind::kSliding ? "window" : "chunk",
+                         FormatTokens(g.window));
+    case LayerKind::kMla:
+      return fmt::format("{}: one latent of {} per token{}", n, m.mla->LatentDim(),
+                         m.mla->index_head_dim != 0
+                             ? fmt::format(" + an indexer key of {} B (decode reads the top {})",
+                                           IndexerKeyBytes(*m.mla), WithCommas(m.mla->index_topk))
+                             : "");
+    case LayerKind::kState: {
+      const StateShape st = LayerState(m, g, 1);
+      return fmt::format("{}: {} per sequence and layer, fixed ({}: {}){}", n,
+                         FormatGiB(st.Bytes()), StateFormName(st.form), st.Arithmetic(),
+                         g.parallel ? ", beside the attention of the same layers" : "");
+    }
+    case LayerKind::kShared:
+      return n + ": nothing (reads another layer's K and V)";
+    case LayerKind::kNone:
+      return n + ": nothing (MLP only)";
+  }
+  return n;
 }
 
 // "fp8 (128x128 blocks)" for a quantized checkpoint, "" for the rest.
@@ -87,6 +123,15 @@ Json ModelJson(const ModelSpec& m) {
     o.Set("layers", g.layers);
     if (g.window) o.Set("window", g.window);
     if (g.state_bytes) o.Set("state_bytes", g.state_bytes);
+    if (g.kind == LayerKind::kState) {
+      o.Set("state_form", std::string(StateFormName(g.state_form)));
+      o.Set("parallel", g.parallel);
+    }
+    if (!g.at.empty()) {
+      Json at = Json::MakeArray();
+      for (uint64_t i : g.at) at.Push(i);
+      o.Set("at", std::move(at));
+    }
     groups.Push(std::move(o));
   }
   j.Set("layer_groups", std::move(groups));
@@ -155,6 +200,7 @@ void ShowOne(const ModelSpec& m, Format format) {
                            m.mla->kv_lora_rank, m.mla->qk_rope_head_dim, m.mla->LatentDim()));
   }
   add("layer groups", GroupsSummary(m));
+  for (const LayerGroup& g : m.groups) add("  cache form", CacheForm(m, g));
   add("max_context", FormatTokens(m.max_context));
   add("params", WithCommas(m.params));
   add("weight_dtype", m.weight_dtype);

@@ -86,3 +86,23 @@ TEST_CASE("attention-free: tradeoff and paging give the slot count at every leng
 }
 
 }  // namespace kvplan::test
+
+namespace kvplan::test {
+
+TEST_CASE("models: each group's cache form, in text and JSON") {
+  const CliResult t = RunKvplan("models nemotron-h-8b-base-8k");
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("4 full + 24 none + 24 state (mamba2)") != std::string::npos);
+  CHECK(t.out.find("24 none: nothing (MLP only)") != std::string::npos);
+  CHECK(t.out.find("24 state: 2.06 MiB per sequence and layer, fixed (mamba2:") !=
+        std::string::npos);
+  const CliResult j = RunKvplan("models falcon-h1-0.5b-instruct --format json");
+  REQUIRE(j.exit_code == 0);
+  const nlohmann::json groups = nlohmann::json::parse(j.out)["layer_groups"];
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[1]["state_form"] == "mamba2");
+  CHECK(groups[1]["parallel"] == true);
+  CHECK(groups[1]["state_bytes"] == 403968);
+}
+
+}  // namespace kvplan::test
