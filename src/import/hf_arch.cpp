@@ -233,6 +233,27 @@ void ReadKvHeads(const Config& c, const Arch& a, Draft& d) {
       s.kv_heads = s.query_heads;
       d.why["kv_heads"] = "multi_query: false: one K/V head per query head (MHA)";
     }
+  } else if (JsonNode list = c.Get("num_key_value_heads"); list.IsSequence()) {
+    // One count per layer (0: a layer without attention): the groups split
+    // by it (AttentionGroups); the model's kv_heads is the largest.
+    if (list.size() != s.layers) {
+      Fail("{}{}: {} entries for {} layers (num_hidden_layers)", PosOf(list, file).Prefix(),
+           c.Name("num_key_value_heads"), list.size(), s.layers);
+    }
+    for (uint64_t i = 0; i < s.layers; ++i) {
+      const uint64_t kv = ScalarU64(list[i], file, c.Name("num_key_value_heads"), true);
+      if (kv != 0 && (kv > s.query_heads || s.query_heads % kv != 0)) {
+        Fail("{}{}[{}]: {} KV heads do not divide the {} query heads",
+             PosOf(list[i], file).Prefix(), c.Name("num_key_value_heads"), i, kv, s.query_heads);
+      }
+      d.layer_kv_heads.push_back(kv);
+      s.kv_heads = std::max(s.kv_heads, kv);
+    }
+    if (s.kv_heads == 0) {
+      Fail("{}{}: every layer has 0 KV heads", PosOf(list, file).Prefix(),
+           c.Name("num_key_value_heads"));
+    }
+    d.why["kv_heads"] = c.Name("num_key_value_heads") + ": the largest of the per-layer list";
   } else if (std::optional<uint64_t> kv = c.U("num_key_value_heads")) {
     s.kv_heads = *kv;
     d.why["kv_heads"] = c.Name("num_key_value_heads");

@@ -51,6 +51,8 @@ struct Draft {
   ModelSpec s;
   std::map<std::string, std::string> why;  // field -> comment
   std::vector<std::string> header;         // notes for the file header
+  // num_key_value_heads as a list: each layer's KV heads (0: no attention).
+  std::vector<uint64_t> layer_kv_heads;
 };
 
 /// The spec a config.json describes (hf_arch.cpp). `name` overrides the

@@ -72,7 +72,45 @@ void SingleGroup(Draft& d, LayerKind kind, uint64_t window, const std::string& w
 
 }  // namespace
 
+namespace {
+
+void FamilyGroups(const Config& c, const Arch& a, Draft& d);
+
+// num_key_value_heads as a list: each group splits by its layers' KV heads,
+// and a layer with none keeps nothing.
+void SplitByLayerKvHeads(Draft& d) {
+  const ModelSpec& s = d.s;
+  const std::vector<size_t> group_of = s.LayerToGroup();
+  std::vector<LayerSet> sets;
+  for (uint64_t i = 0; i < s.layers; ++i) {
+    const LayerGroup& g = s.groups[group_of[i]];
+    const uint64_t kv = d.layer_kv_heads[i];
+    const LayerKind kind = kv == 0 && g.HoldsTokens() ? LayerKind::kNone : g.kind;
+    const uint64_t heads = kind == LayerKind::kNone ? 0 : kv;
+    auto it = std::find_if(sets.begin(), sets.end(), [&](const LayerSet& k) {
+      return k.kind == kind && k.kv_heads == heads && k.window == g.window;
+    });
+    if (it == sets.end()) {
+      sets.push_back({kind, heads, g.window, {}});
+      it = sets.end() - 1;
+    }
+    it->layers.push_back(i);
+  }
+  LayerSetsToGroups(sets, s.layers, d.s.groups);
+  d.why["layer_groups"] +=
+      "; split by the per-layer num_key_value_heads: " + DescribeGroups(d.s.groups);
+}
+
+}  // namespace
+
 void AttentionGroups(const Config& c, const Arch& a, Draft& d) {
+  FamilyGroups(c, a, d);
+  if (!d.layer_kv_heads.empty()) SplitByLayerKvHeads(d);
+}
+
+namespace {
+
+void FamilyGroups(const Config& c, const Arch& a, Draft& d) {
   ModelSpec& s = d.s;
   if (HybridGroups(c, a, d)) return;
   std::optional<uint64_t> window = c.U("sliding_window");
@@ -198,5 +236,7 @@ void AttentionGroups(const Config& c, const Arch& a, Draft& d) {
     }
   }
 }
+
+}  // namespace
 
 }  // namespace kvplan

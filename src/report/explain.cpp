@@ -100,7 +100,7 @@ std::string GroupLines(const ModelSpec& m, const CacheDtype& dtype, const GroupC
       out += fmt::format("  {} (share another layer's KV): 0 B\n", label);
       break;
     case LayerKind::kNone:
-      out += fmt::format("  {} (no attention, no state: MLP only): 0 B\n", label);
+      out += fmt::format("  {}: nothing cached (no attention, no state: MLP only) = 0 B\n", label);
       break;
   }
   return out;

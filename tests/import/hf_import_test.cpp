@@ -645,3 +645,24 @@ TEST_CASE("import-hf: DeepSeek-V3.2's indexer keys beside the MLA latent") {
   CHECK(d.spec.mla->index_topk == 2048);
   CHECK(d.yaml.find("index_topk: 2048") != std::string::npos);
 }
+
+TEST_CASE("import-hf: num_key_value_heads as a per-layer list, 0 for a layer without attention") {
+  const HfImport h = ImportHfConfig(
+      R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 1024, "num_hidden_layers": 4,
+      "num_attention_heads": 8, "num_key_value_heads": [8, 2, 0, 2], "head_dim": 128,
+      "max_position_embeddings": 8192, "torch_dtype": "bfloat16", "vocab_size": 32000,
+      "intermediate_size": 4096})",
+      "kv-list.json");
+  const ModelSpec& s = h.spec;
+  CHECK(s.kv_heads == 8);
+  // 8 x 128 x 2 x 2 B + 2 x (2 x 128 x 2 x 2 B): layer 2 keeps nothing.
+  CHECK(ComputeKvCost(s, FindCacheDtype("bf16")).per_token_bytes == 4096 + 2 * 1024);
+  CHECK(s.groups[s.LayerToGroup()[2]].kind == LayerKind::kNone);
+  CHECK(h.yaml.find("kv_heads: 2") != std::string::npos);
+  CHECK_THROWS_WITH(ImportHfConfig(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 1024,
+      "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": [8, 3],
+      "vocab_size": 32000, "intermediate_size": 4096})",
+                                   "kv-list.json"),
+                    doctest::Contains("num_key_value_heads[1]: 3 KV heads do not divide the 8 "
+                                      "query heads"));
+}
