@@ -233,18 +233,27 @@ ModelTensors BuildModelTensors(const ModelSpec& m) {
   t.model.push_back(Vector(TensorPart::kFinalNorm, "norm", NormParams(m, h), TpSplit::kReplicated));
 
   const std::vector<size_t> group_of = m.LayerToGroup();
+  const auto add_state_mixer = [&](std::vector<WeightTensor>& L) {
+    if (m.linear_attention) {
+      AddLinearAttention(m, L);
+    } else if (m.mamba) {
+      m.mamba->version == 2 ? AddMamba2(m, L) : AddMamba(m, L);
+    }
+  };
   for (uint64_t i = 0; i < m.layers; ++i) {
     std::vector<WeightTensor>& L = t.layers[i];
     L.reserve(16);
     const LayerGroup& g = m.groups[group_of[i]];
-    // Mixer: attention, or Mamba for attention-free layers of a Mamba hybrid.
-    // MLP-only layers (kNone) have no mixer.
-    if (g.kind == LayerKind::kState && m.linear_attention) {
-      AddLinearAttention(m, L);
-    } else if (g.kind == LayerKind::kState && m.mamba) {
-      m.mamba->version == 2 ? AddMamba2(m, L) : AddMamba(m, L);
-    } else if (g.kind != LayerKind::kState && g.kind != LayerKind::kNone) {
+    // Mixer: attention, or the state mixer of a hybrid's attention-free
+    // layers; MLP-only layers (kNone) have none. A parallel state group's
+    // mixer sits beside the attention (Falcon-H1).
+    if (g.kind == LayerKind::kState) {
+      add_state_mixer(L);
+    } else if (g.kind != LayerKind::kNone) {
       AddAttention(m, g, L);
+    }
+    for (const LayerGroup& p : m.groups) {
+      if (p.parallel && ((p.every == 0 && p.at.empty()) || p.Selects(i))) add_state_mixer(L);
     }
     // Norms before the mixer and the MLP (Gemma: after them too).
     L.push_back(Vector(TensorPart::kNorm, "layernorms", NormsPerLayer(m) * NormParams(m, h),

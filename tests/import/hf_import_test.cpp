@@ -618,6 +618,12 @@ TEST_CASE("import-hf: granite-4.0-h, Falcon-H1 and MiniMax-M1") {
   CHECK(GroupOf(f.spec, LayerKind::kFull).layers == 4);
   CHECK(GroupOf(f.spec, LayerKind::kState).parallel);
   CHECK(f.yaml.find("parallel: true") != std::string::npos);
+  // Its weights count the Mamba-2 mixer beside each layer's attention: in_proj (1024 + 1088 +
+  // 16) x 1024, conv 1088 x 5, 3 x 16 per-head values, a 1024 norm and out_proj 1024 x 1024.
+  ModelSpec attention_only = f.spec;
+  attention_only.groups.pop_back();
+  CHECK(CountParams(BuildModelTensors(f.spec)) - CountParams(BuildModelTensors(attention_only)) ==
+        4 * (2128 * 1024 + 1088 * 5 + 48 + 1024 + 1024 * 1024));
   CHECK_THROWS_WITH(
       ImportHfConfig(Hybrid("FalconH1ForCausalLM", 4, mamba + R"(, "mamba_d_ssm": 2048)"),
                      "falcon.json"),
