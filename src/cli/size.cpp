@@ -79,7 +79,12 @@ Json ToJson(const ModelSpec& m, const KvCost& cost, const KvCost& rank, uint64_t
   j.Set("groups", std::move(groups));
   Json per_rank = ByteKeys(rank, n, batch);
   per_rank.Set("tp", rank.tp);
-  per_rank.Set("kv_heads_per_rank", rank.groups.empty() ? 0 : rank.groups.front().kv_heads);
+  // The KV heads of the first group that keeps tokens (0: attention-free).
+  uint64_t kv_heads_per_rank = 0;
+  for (size_t i = 0; i < rank.groups.size() && kv_heads_per_rank == 0; ++i) {
+    if (rank.groups[i].per_token_bytes != 0) kv_heads_per_rank = rank.groups[i].kv_heads;
+  }
+  per_rank.Set("kv_heads_per_rank", kv_heads_per_rank);
   per_rank.Set("bytes_all_ranks", CheckedMul(rank.TotalBytes(n, batch), rank.tp));
   j.Set("per_rank", std::move(per_rank));
   return j;

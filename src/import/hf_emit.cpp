@@ -102,6 +102,9 @@ std::string EmitSpecYaml(const Draft& d, const std::string& file) {
   Line(out, 0, "mlp", s.mlp);
   Line(out, 0, "attention_bias", s.attention_bias ? "true" : "false", why("attention_bias"));
   Line(out, 0, "norm", s.norm);
+  if (!s.mixer_mlp) {
+    Line(out, 0, "mixer_mlp", "false", "one block per layer: MLPs in `none` layers only");
+  }
   if (s.mtp_layers) num("mtp_layers", s.mtp_layers);
   if (s.moe) {
     const MoeSpec& m = *s.moe;

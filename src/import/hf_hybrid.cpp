@@ -130,6 +130,7 @@ void NemotronHGroups(const Config& c, const Arch& a, Draft& d) {
   }
   SetGroups(sets, d.s.layers, d,
             "from hybrid_override_pattern: * attention, M Mamba-2 state, - and E no cache");
+  d.s.mixer_mlp = false;  // each character is one block: the MLP is a layer of its own
 }
 
 // granite-4.0-h: layer_types "mamba" / "attention".

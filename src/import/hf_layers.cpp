@@ -87,16 +87,22 @@ void SplitByLayerKvHeads(Draft& d) {
     const uint64_t kv = d.layer_kv_heads[i];
     const LayerKind kind = kv == 0 && g.HoldsTokens() ? LayerKind::kNone : g.kind;
     const uint64_t heads = kind == LayerKind::kNone ? 0 : kv;
+    const uint64_t window = kind == LayerKind::kNone ? 0 : g.window;
     auto it = std::find_if(sets.begin(), sets.end(), [&](const LayerSet& k) {
-      return k.kind == kind && k.kv_heads == heads && k.window == g.window;
+      return k.kind == kind && k.kv_heads == heads && k.window == window;
     });
     if (it == sets.end()) {
-      sets.push_back({kind, heads, g.window, {}});
+      sets.push_back({kind, heads, window, {}});
       it = sets.end() - 1;
     }
     it->layers.push_back(i);
   }
+  std::vector<LayerGroup> parallel;  // states beside attention stay as they are
+  for (const LayerGroup& g : s.groups) {
+    if (g.parallel) parallel.push_back(g);
+  }
   LayerSetsToGroups(sets, s.layers, d.s.groups);
+  d.s.groups.insert(d.s.groups.end(), parallel.begin(), parallel.end());
   d.why["layer_groups"] +=
       "; split by the per-layer num_key_value_heads: " + DescribeGroups(d.s.groups);
 }

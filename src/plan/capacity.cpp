@@ -42,8 +42,6 @@ uint64_t KeyBytesPerToken(const GroupCost& g, const CacheDtype& dtype) {
   return CheckedMul(g.kv_heads * dtype.VectorBytes(g.head_dim), g.layers);
 }
 
-/// The part of `model` that one pipeline stage holds: the same groups with
-/// their layer counts restricted to [first, first + n).
 StateDtypes EngineStateDtypes(const EngineConfig& c) {
   switch (c.engine) {
     case Engine::kLlamaCpp:
@@ -60,6 +58,8 @@ StateDtypes EngineStateDtypes(const EngineConfig& c) {
   return {};
 }
 
+/// The part of `model` that one pipeline stage holds: the same groups with
+/// their layer counts restricted to [first, first + n).
 ModelSpec StageModel(const ModelSpec& m, uint64_t first, uint64_t n) {
   ModelSpec s = m;
   std::vector<size_t> group_of = m.LayerToGroup();
@@ -192,12 +192,10 @@ StageCapacity SizeStage(const CapacityResult& r, const StageInputs& in, uint64_t
     st.group_size = StageGroupSize(r.kv_cache_groups, st.first_layer, st.layers);
     st.block_bytes = CheckedMul(r.page_bytes, st.group_size, "block bytes");
   }
-  // An attention-free model (state layers only) keeps no tokens: its cache
-  // is one state slot per request (vLLM's MambaSpec page, SGLang's and
-  // TRT-LLM's state pools), so its "block" is one sequence's states.
-  const bool attention_free =
-      std::all_of(in.model.groups.begin(), in.model.groups.end(),
-                  [](const LayerGroup& lg) { return lg.kind == LayerKind::kState; });
+  // An attention-free model (state and MLP-only layers) keeps no tokens:
+  // its cache is one state slot per request (vLLM's MambaSpec page,
+  // SGLang's and TRT-LLM's state pools), so its "block" is one sequence's states.
+  const bool attention_free = !in.model.HasAttention();
   if (attention_free && st.bytes_per_token == 0) st.block_bytes = st.kv.fixed_bytes;
   const uint64_t reserve = StageReserve(r.reserve, c, last);
   int64_t headroom = 0;

@@ -255,6 +255,11 @@ ModelTensors BuildModelTensors(const ModelSpec& m) {
     for (const LayerGroup& p : m.groups) {
       if (p.parallel && ((p.every == 0 && p.at.empty()) || p.Selects(i))) add_state_mixer(L);
     }
+    // One-block layers (Nemotron-H): a mixer layer has one norm and no MLP.
+    if (!m.mixer_mlp && g.kind != LayerKind::kNone) {
+      L.push_back(Vector(TensorPart::kNorm, "norm", NormParams(m, h), TpSplit::kReplicated));
+      continue;
+    }
     // Norms before the mixer and the MLP (Gemma: after them too).
     L.push_back(Vector(TensorPart::kNorm, "layernorms", NormsPerLayer(m) * NormParams(m, h),
                        TpSplit::kReplicated));

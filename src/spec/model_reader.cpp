@@ -361,7 +361,8 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
                "mamba",
                "quantization",
                "layer_groups",
-               "linear_attention"});
+               "linear_attention",
+               "mixer_mlp"});
   ModelSpec s;
   s.origin = file;
   for (const auto& it : root) {
@@ -394,6 +395,7 @@ ModelSpec ParseModelYaml(const std::string& text, const std::string& file) {
   if (s.norm != "rms" && s.norm != "layernorm") {
     Fail("{}norm: must be 'rms' or 'layernorm', got '{}'", r.Pos("norm").Prefix(), s.norm);
   }
+  s.mixer_mlp = r.OptBool("mixer_mlp").value_or(true);
   s.mtp_layers = r.OptU64("mtp_layers").value_or(0);
   if (s.mtp_layers > 16) {
     Fail("{}mtp_layers: {} multi-token-prediction layers is more than 16",

@@ -196,8 +196,15 @@ void CheckLimits(const ModelSpec& s) {
 void ResolveState(const ModelSpec& s, LayerGroup& g) {
   const std::string at = g.pos.Prefix();
   g.state_form = ModelStateForm(s);
+  const bool explicit_dtype = g.state_dtype_bytes != 0;
   if (g.state_dtype_bytes == 0) g.state_dtype_bytes = s.weight_dtype == "fp32" ? 4 : 2;
   if (g.state_form == StateForm::kGiven) {
+    if (g.state_dtype_bytes != 0 && explicit_dtype) {
+      Fail(
+          "{}state_dtype: a state given as bare state_bytes has no recurrent part to re-type (add "
+          "the model's mamba or linear_attention block)",
+          at);
+    }
     if (g.state_bytes == 0) {
       Fail(
           "{}state_bytes: a state group needs state_bytes > 0, or the model's mamba or "
@@ -206,11 +213,18 @@ void ResolveState(const ModelSpec& s, LayerGroup& g) {
     }
     return;
   }
-  const StateShape shape = LayerState(s, g, 1);
-  const uint64_t derived = shape.Bytes();
+  const char* block = s.linear_attention ? "linear_attention" : "mamba";
+  StateShape shape;
+  uint64_t derived = 0;
+  try {
+    shape = LayerState(s, g, 1);
+    derived = shape.Bytes();
+  } catch (const Error&) {
+    Fail("{}state_bytes: the {} block's shapes give a state over 64 bits", at, block);
+  }
   if (g.state_bytes != 0 && g.state_bytes != derived) {
-    Fail("{}state_bytes: {} but the {} block's shapes give {} = {}", at, g.state_bytes,
-         s.linear_attention ? "linear_attention" : "mamba", derived, shape.Arithmetic());
+    Fail("{}state_bytes: {} but the {} block's shapes give {} = {}", at, g.state_bytes, block,
+         derived, shape.Arithmetic());
   }
   AtMost(at, "state_bytes", derived, ModelLimits::kMaxStateBytes);
   g.state_bytes = derived;
@@ -343,6 +357,20 @@ void ValidateModel(ModelSpec& s) {
   if (total != s.layers) {
     Fail("{}layer_groups: the groups hold {} layers but layers is {}",
          s.PosOf("layer_groups").Prefix(), total, s.layers);
+  }
+  // A parallel state runs beside attention: every layer it selects must keep tokens.
+  const std::vector<size_t> primary = s.LayerToGroup();
+  for (const LayerGroup& g : s.groups) {
+    if (!g.parallel) continue;
+    for (uint64_t i = 0; i < s.layers; ++i) {
+      if ((g.every == 0 && g.at.empty()) || g.Selects(i)) {
+        const LayerGroup& host = s.groups[primary[i]];
+        if (!host.HoldsTokens()) {
+          Fail("{}parallel: layer {} is a {} layer; a parallel state runs beside attention only",
+               g.pos.Prefix(), i, LayerKindName(host.kind));
+        }
+      }
+    }
   }
   // A shared layer reads another layer's cache: some layer must keep one.
   if (std::any_of(s.groups.begin(), s.groups.end(),

@@ -62,8 +62,9 @@ struct LayerGroup {
   uint64_t state_dtype_bytes = 0;  // kState: bytes per state element (resolved; 0: unknown)
   SourcePos pos;                   // where the group was declared
 
-  /// True when layer `i` of a `total`-layer model belongs to the group
-  /// (a group without every or at holds whatever the others leave).
+  /// True when the group's `every`/`offset` or `at` select layer `i`
+  /// (false for a group without them: ModelSpec::LayerToGroup gives it the
+  /// layers the others leave).
   bool Selects(uint64_t i) const;
 
   /// True when the group holds per-token cache (full, sliding, chunked, mla).
@@ -170,6 +171,9 @@ struct ModelSpec {
   std::string mlp = "gated";  // gated (3 matrices) | plain (2 matrices)
   bool attention_bias = false;
   std::string norm = "rms";  // rms | layernorm
+  // false: every layer is one block (Nemotron-H): a layer with a mixer
+  // (attention or state) has no MLP, and only `none` layers have one.
+  bool mixer_mlp = true;
   // num_nextn_predict_layers: multi-token-prediction layers stored beside the
   // model (DeepSeek-V3: 1), counted in neither `layers` nor `params`; served
   // only under speculative decoding (vLLM --speculative-config method mtp).

@@ -93,11 +93,17 @@ StateShape LayerState(const ModelSpec& m, const LayerGroup& g, uint64_t tp, Stat
     }
     case StateForm::kMamba2: {
       // Mamba-2: the convolution runs over x, B and C (d_inner + 2 x groups x
-      // d_state channels); the SSM keeps head_dim x d_state per head. Groups
-      // that tp does not divide are replicated to one per rank (vLLM's
-      // extra_groups_for_head_shards).
+      // d_state channels); the SSM keeps head_dim x d_state per head. A single
+      // group that tp does not divide is replicated to one per rank (vLLM's
+      // extra_groups_for_head_shards); more groups must split evenly.
       const MambaSpec& mb = *m.mamba;
       const uint64_t heads = Split(mb.heads, tp, "Mamba-2 heads", m);
+      if (mb.groups % tp != 0 && mb.groups != 1) {
+        Fail(
+            "tensor parallel size {} does not divide the {} Mamba-2 groups of {} (only a single "
+            "group is replicated across ranks)",
+            tp, mb.groups, m.name);
+      }
       const uint64_t groups = mb.groups % tp == 0 ? mb.groups : tp;
       const uint64_t channels =
           CheckedAdd(CheckedMul(mb.heads, mb.head_dim),

@@ -591,6 +591,18 @@ TEST_CASE("import-hf: Nemotron-H's hybrid_override_pattern: Mamba-2, attention, 
   // conv (16 x 64 + 2 x 2 x 32) x 3 + SSM 16 x 64 x 32, bf16.
   CHECK(st.state_bytes == ((1024 + 128) * 3 + 32768) * 2);
   CHECK(s.mlp == "plain");
+  // One block per layer: a Mamba-2 layer (0) has no MLP, an MLP-only layer (1) has one.
+  CHECK_FALSE(s.mixer_mlp);
+  const ModelTensors t = BuildModelTensors(s);
+  const auto has_mlp = [&](uint64_t layer) {
+    for (const WeightTensor& w : t.layers[layer]) {
+      if (w.part == TensorPart::kMlp) return true;
+    }
+    return false;
+  };
+  CHECK_FALSE(has_mlp(0));
+  CHECK(has_mlp(1));
+  CHECK(h.yaml.find("mixer_mlp: false") != std::string::npos);
   // The pattern is not periodic: the spec lists layers, and reads back the same.
   CHECK(h.yaml.find("at: [") != std::string::npos);
   CHECK_THROWS_WITH(ImportHfConfig(Hybrid("NemotronHForCausalLM", 8,

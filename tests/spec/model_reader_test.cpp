@@ -266,6 +266,10 @@ TEST_CASE("layer groups: explicit layers, MLP-only layers and state beside atten
   CHECK(groups("layer_groups:\n  - kind: full\n    at: [1]\n    layers: 2\n  - kind: none\n"
                "    layers: 3\n") ==
         "m.yaml:19:5: layers: 2 but at selects 1 of the model's 4 layers");
+  CHECK(groups("layer_groups:\n  - kind: none\n    layers: 4\n  - kind: state\n    layers: 4\n"
+               "    parallel: true\n") ==
+        "m.yaml:21:5: parallel: layer 0 is a none layer; a parallel state runs beside attention "
+        "only");
   CHECK(groups("layer_groups:\n  - kind: full\n    layers: 4\n    parallel: true\n") ==
         "m.yaml:19:5: parallel: only a state group runs beside attention in the same layers");
   CHECK(groups("layer_groups:\n  - kind: state\n    layers: 4\n    state_bytes: 10000\n") ==
@@ -275,6 +279,14 @@ TEST_CASE("layer groups: explicit layers, MLP-only layers and state beside atten
         "m.yaml:21:18: state_dtype: only state groups take state_dtype");
   CHECK(groups("layer_groups:\n  - kind: state\n    layers: 4\n    state_dtype: int8\n") ==
         "m.yaml:21:18: state_dtype: int8 is not a state dtype (fp32, fp16, bf16)");
+}
+
+TEST_CASE("state_dtype needs a mamba or linear_attention block to re-type") {
+  CHECK(ErrorOf(With("layer_groups:\n  - kind: full\n    every: 2\n    layers: 2\n"
+                     "  - kind: state\n    layers: 2\n    state_bytes: 1000\n"
+                     "    state_dtype: fp32\n")) ==
+        "m.yaml:15:5: state_dtype: a state given as bare state_bytes has no recurrent part to "
+        "re-type (add the model's mamba or linear_attention block)");
 }
 
 TEST_CASE("mamba version 2 and linear_attention blocks: their fields and mistakes") {

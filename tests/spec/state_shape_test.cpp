@@ -96,6 +96,11 @@ TEST_CASE("Mamba-2: the conv runs over x, B and C; the SSM keeps head_dim x d_st
   CHECK(StateGroup(n).state_bytes == 2'158'592);
   // tp 4 divides the 8 groups: everything splits 4 ways.
   CHECK(LayerState(n, StateGroup(n), 4).Bytes() == (30'720 + 1'048'576) * 2 / 4);
+  // tp 16 divides the heads but not the 8 groups, which vLLM refuses (it replicates one group
+  // only).
+  CHECK(ErrorOf([&] { LayerState(n, StateGroup(n), 16); }) ==
+        "tensor parallel size 16 does not divide the 8 Mamba-2 groups of nemotron-h-8b-base-8k "
+        "(only a single group is replicated across ranks)");
   // One group (granite-4.0-h) is replicated to one per rank under tp 4
   // (extra_groups_for_head_shards): conv (8192 + 2 x 4 x 128) / 4 channels.
   const ModelSpec gr = GraniteShape();
