@@ -55,10 +55,6 @@ std::string StateShape::Arithmetic() const {
                      recurrent);
 }
 
-std::string StateShape::Describe() const {
-  return recurrent_text;
-}
-
 StateForm ModelStateForm(const ModelSpec& m) {
   if (m.linear_attention) {
     return m.linear_attention->kind == "lightning" ? StateForm::kLightning
@@ -77,7 +73,6 @@ StateShape LayerState(const ModelSpec& m, const LayerGroup& g, uint64_t tp, Stat
     case StateForm::kGiven:
       s.element_bytes = s.conv_bytes = 0;
       s.given_bytes = CeilDiv(g.state_bytes, tp);
-      s.recurrent_text = "a fixed state (state_bytes)";
       break;
     case StateForm::kMamba: {
       // Mamba-1: conv state d_inner x (d_conv - 1), SSM state d_inner x d_state;
@@ -87,8 +82,6 @@ StateShape LayerState(const ModelSpec& m, const LayerGroup& g, uint64_t tp, Stat
       s.conv_channels = inner;
       s.conv_window = mb.d_conv - 1;
       s.recurrent_elements = CheckedMul(inner, mb.d_state, "state elements");
-      s.recurrent_text =
-          fmt::format("SSM {} channels x d_state {} (Mamba)", WithCommas(inner), mb.d_state);
       break;
     }
     case StateForm::kMamba2: {
@@ -112,8 +105,6 @@ StateShape LayerState(const ModelSpec& m, const LayerGroup& g, uint64_t tp, Stat
       s.conv_window = mb.d_conv - 1;
       s.recurrent_elements =
           CheckedMul(CheckedMul(heads, mb.head_dim), mb.d_state, "state elements");
-      s.recurrent_text = fmt::format("SSM {} heads x head_dim {} x d_state {} (Mamba-2)", heads,
-                                     mb.head_dim, mb.d_state);
       break;
     }
     case StateForm::kGatedDeltaNet: {
@@ -130,8 +121,6 @@ StateShape LayerState(const ModelSpec& m, const LayerGroup& g, uint64_t tp, Stat
       s.conv_window = la.conv_kernel - 1;
       s.recurrent_elements =
           CheckedMul(CheckedMul(vheads, la.key_head_dim), la.value_head_dim, "state elements");
-      s.recurrent_text = fmt::format("{} value heads x {} x {} (Gated DeltaNet)", vheads,
-                                     la.key_head_dim, la.value_head_dim);
       break;
     }
     case StateForm::kLightning: {
@@ -140,8 +129,6 @@ StateShape LayerState(const ModelSpec& m, const LayerGroup& g, uint64_t tp, Stat
       const uint64_t heads = Split(la.value_heads, tp, "linear-attention heads", m);
       s.recurrent_elements =
           CheckedMul(CheckedMul(heads, la.key_head_dim), la.value_head_dim, "state elements");
-      s.recurrent_text = fmt::format("{} heads x {} x {} (lightning attention)", heads,
-                                     la.key_head_dim, la.value_head_dim);
       break;
     }
   }

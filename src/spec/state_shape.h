@@ -34,9 +34,6 @@ struct StateShape {
   uint64_t Bytes() const;
   /// The arithmetic, e.g. "8,192 x 3 conv x 2 B + 524,288 recurrent x 4 B".
   std::string Arithmetic() const;
-  /// What the recurrent part is, e.g. "32 heads x 128 x 128 (Gated DeltaNet)".
-  std::string Describe() const;
-  std::string recurrent_text;  // filled by LayerState: the recurrent shape in words
 };
 
 /// The state form a model's state groups have: from its linear_attention
