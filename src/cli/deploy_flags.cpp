@@ -3,10 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "spec/state_shape.h"
 #include "util/error.h"
 #include "util/units.h"
 
@@ -82,11 +84,60 @@ void AddDeployFlags(CLI::App* sub, DeployFlags& f, bool gpu_required) {
   sub->add_option("--reserve", f.reserve,
                   "Activation/overhead reserve per GPU (overrides the model), e.g. 2GiB");
   sub->add_flag("--enforce-eager", f.enforce_eager, "No CUDA graphs (no graph memory reserved)");
+  sub->add_option("--mamba-ssm-dtype,--mamba-ssm-cache-dtype", f.mamba_ssm_dtype,
+                  "Hybrid models: the recurrent state's dtype, auto, float32, bfloat16 (SGLang "
+                  "--mamba-ssm-dtype, default float32; vLLM --mamba-ssm-cache-dtype, default "
+                  "the model's)");
+  sub->add_option("--mamba-cache-dtype", f.mamba_cache_dtype,
+                  "vLLM, hybrid models: the conv state's dtype (and the recurrent state's when "
+                  "neither it nor the model names one)");
+  sub->add_option("--max-mamba-cache-size", f.max_mamba_cache_size,
+                  "SGLang, hybrid models: state slots in its state pool (default: sized from "
+                  "memory by --mamba-full-memory-ratio)");
+  sub->add_option("--mamba-full-memory-ratio", f.mamba_full_memory_ratio,
+                  "SGLang, hybrid models: state memory / token memory (default 0.9)")
+      ->check(DecimalNumber());
+  sub->add_flag("--disable-radix-cache", f.disable_radix_cache,
+                "SGLang: no prefix cache (a hybrid model's request holds one state slot, and "
+                "--max-num-seqs sizes the state pool)");
   sub->add_option("--vllm-version", f.vllm_version,
                   "The vLLM release to imitate (default: latest). Before 0.21 the default "
                   "--gpu-memory-utilization is 0.9 and CUDA graphs are not subtracted from the "
                   "cache; e.g. 0.20.1");
 }
+
+namespace {
+
+// The hybrid-state flags, each refused for an engine that has no such flag.
+void StateFlags(const DeployFlags& f, EngineConfig& c) {
+  const auto only = [&](bool given, const char* flag, std::initializer_list<Engine> engines) {
+    if (!given || std::find(engines.begin(), engines.end(), c.engine) != engines.end()) return;
+    Fail("{} is {}'s flag, not {}'s", flag, EngineName(*engines.begin()), EngineName(c.engine));
+  };
+  only(!f.mamba_ssm_dtype.empty(), "--mamba-ssm-dtype", {Engine::kSglang, Engine::kVllm});
+  only(!f.mamba_cache_dtype.empty(), "--mamba-cache-dtype", {Engine::kVllm});
+  only(!f.max_mamba_cache_size.empty(), "--max-mamba-cache-size", {Engine::kSglang});
+  only(f.mamba_full_memory_ratio.has_value(), "--mamba-full-memory-ratio", {Engine::kSglang});
+  only(f.disable_radix_cache, "--disable-radix-cache", {Engine::kSglang});
+  if (!f.mamba_ssm_dtype.empty())
+    c.state_ssm_bytes = StateDtypeBytes(f.mamba_ssm_dtype, "--mamba-ssm-dtype");
+  if (!f.mamba_cache_dtype.empty())
+    c.state_conv_bytes = StateDtypeBytes(f.mamba_cache_dtype, "--mamba-cache-dtype");
+  if (!f.max_mamba_cache_size.empty()) {
+    c.max_state_slots = ParseTokens(f.max_mamba_cache_size, "--max-mamba-cache-size");
+    if (c.max_state_slots == 0) Fail("--max-mamba-cache-size: must be at least 1");
+  }
+  if (f.mamba_full_memory_ratio) {
+    if (!(*f.mamba_full_memory_ratio > 0) || *f.mamba_full_memory_ratio > 1e6) {
+      Fail("--mamba-full-memory-ratio must be a positive ratio, got {}",
+           *f.mamba_full_memory_ratio);
+    }
+    c.state_memory_ratio = *f.mamba_full_memory_ratio;
+  }
+  c.disable_radix_cache = f.disable_radix_cache;
+}
+
+}  // namespace
 
 EngineConfig ToEngineConfig(const DeployFlags& f) {
   EngineConfig c;
@@ -167,6 +218,7 @@ EngineConfig ToEngineConfig(const DeployFlags& f) {
     }
   }
   if (!f.reserve.empty()) c.reserve_bytes = ParseBytes(f.reserve, "--reserve");
+  StateFlags(f, c);
   c.enforce_eager = f.enforce_eager;
   if (f.vllm_version) {
     if (c.engine != Engine::kVllm) {

@@ -34,7 +34,13 @@ struct DeployFlags {
   std::string max_total_tokens;
   std::string reserve;
   bool enforce_eager = false;
-  std::optional<std::string> vllm_version;  // unset: the latest vLLM's rules
+  // Hybrid models' state: vLLM's and SGLang's flags.
+  std::string mamba_ssm_dtype;       // vLLM --mamba-ssm-cache-dtype, SGLang --mamba-ssm-dtype
+  std::string mamba_cache_dtype;     // vLLM
+  std::string max_mamba_cache_size;  // SGLang
+  std::optional<double> mamba_full_memory_ratio;  // SGLang
+  bool disable_radix_cache = false;               // SGLang
+  std::optional<std::string> vllm_version;        // unset: the latest vLLM's rules
 
   bool operator==(const DeployFlags&) const = default;
 };

@@ -17,6 +17,7 @@
 #include "spec/cache_dtype.h"
 #include "spec/engine.h"
 #include "spec/json_syntax.h"
+#include "spec/state_shape.h"
 #include "util/units.h"
 
 namespace kvplan {
@@ -190,6 +191,7 @@ std::optional<uint64_t>* CountField(EngineArgs& a, const std::string& f) {
   if (f == "ep_size") return &a.ep_size;
   if (f == "num_gpu_blocks_override") return &a.num_gpu_blocks_override;
   if (f == "cuda_graph_max_bs") return &a.cuda_graph_max_bs;
+  if (f == "max_mamba_cache_size") return &a.max_mamba_cache_size;
   return nullptr;
 }
 
@@ -214,6 +216,12 @@ void ReadTextArg(MapReader& r, const ArgKey& k, EngineArgs& a) {
     } catch (const Error& e) {
       Fail("{}{}: {}", r.Pos(k.key).Prefix(), k.key, e.what());
     }
+  }
+  if (f == "mamba_ssm_dtype" || f == "mamba_cache_dtype") {
+    // A state dtype: auto, float32, bfloat16, float16.
+    StateDtypeBytes(v, r.Pos(k.key).Prefix() + k.key);
+    (f == "mamba_ssm_dtype" ? a.mamba_ssm_dtype : a.mamba_cache_dtype) = v;
+    return;
   }
   if (f == "flash_attn") {
     // llama.cpp's -fa takes on, off or auto (older builds: a switch).
@@ -281,6 +289,10 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
       case ArgType::kCount:
         *u = r.U64(k.key);
         CheckEngineCount(f, **u, r.Pos(k.key).Prefix() + k.key);  // the CLI flag's bound
+        if (f == "max_mamba_cache_size" && **u == 0) {
+          Fail("{}{}: must be at least 1 (leave it out to size the pool from memory)",
+               r.Pos(k.key).Prefix(), k.key);
+        }
         break;
       case ArgType::kBytes: {
         std::string what = r.Pos(k.key).Prefix() + k.key;
@@ -295,6 +307,14 @@ void ReadArgs(MapReader& r, const std::string& engine, EngineArgs& a) {
                k.key, v);
         }
         a.memory_fraction = v;
+        break;
+      }
+      case ArgType::kRatio: {
+        const double v = r.Num(k.key);
+        if (!(v > 0) || v > 1e6) {
+          Fail("{}{}: must be a positive ratio, got {}", r.Pos(k.key).Prefix(), k.key, v);
+        }
+        a.mamba_full_memory_ratio = v;
         break;
       }
       case ArgType::kBool:

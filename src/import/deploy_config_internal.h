@@ -30,7 +30,7 @@ bool IsEngineArgsKey(const std::string& engine, const std::string& key);
 
 // ---- the key tables (deploy_config_keys.cpp) ----
 
-enum class ArgType { kTokens, kCount, kFraction, kBool, kNotBool, kText, kBytes };
+enum class ArgType { kTokens, kCount, kFraction, kRatio, kBool, kNotBool, kText, kBytes };
 
 struct ArgKey {
   const char* key;    // the engine's own name

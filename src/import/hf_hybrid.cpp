@@ -42,15 +42,24 @@ void ReadMamba2(const Config& c, const Arch& a, Draft& d, const char* heads, con
 
 // The SSM state's dtype where the config names one (Qwen3.5's
 // mamba_ssm_dtype, Nemotron-H's mamba_ssm_cache_dtype): fp32 is kept.
-void ReadStateDtype(const Config& c, Draft& d) {
+// Nemotron-H without one is fp32 too: vLLM's NemotronH model config then
+// takes float32, the only dtype NVIDIA knows to be accurate.
+void ReadStateDtype(const Config& c, Family family, Draft& d) {
+  std::string why;
   for (const char* key : {"mamba_ssm_dtype", "mamba_ssm_cache_dtype"}) {
     if (c.S(key).value_or("") == "float32") {
-      for (LayerGroup& g : d.s.groups) {
-        if (g.kind == LayerKind::kState) g.state_dtype_bytes = 4;
-      }
-      d.header.push_back(c.Name(key) + " float32: the recurrent state is kept in fp32");
+      why = c.Name(key) + " float32: the recurrent state is kept in fp32";
     }
   }
+  if (why.empty() && family == Family::kNemotronH && !c.Has("mamba_ssm_cache_dtype")) {
+    why =
+        "no mamba_ssm_cache_dtype: the recurrent state is kept in fp32 (vLLM's NemotronH default)";
+  }
+  if (why.empty()) return;
+  for (LayerGroup& g : d.s.groups) {
+    if (g.kind == LayerKind::kState) g.state_dtype_bytes = 4;
+  }
+  d.header.push_back(why);
 }
 
 // Qwen3-Next, Qwen3.5: layer_types ("linear_attention" / "full_attention"),
@@ -220,7 +229,7 @@ bool HybridGroups(const Config& c, const Arch& a, Draft& d) {
     default:
       return false;
   }
-  ReadStateDtype(c, d);
+  ReadStateDtype(c, a.family, d);
   d.header.push_back(
       "params counts the state mixers by their projections, convolution, per-head vectors and "
       "norm; family extras (gated queries, shared-expert gates, muP) are not counted, so it is "

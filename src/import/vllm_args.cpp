@@ -16,6 +16,7 @@
 #include "import/vllm_args_internal.h"
 #include "plan/weights.h"
 #include "spec/cache_dtype.h"
+#include "spec/state_shape.h"
 #include "util/suggest.h"
 #include "util/units.h"
 
@@ -179,6 +180,9 @@ void ApplyValue(const VllmFlag& flag, const std::string& name, const std::string
         d.args.kv_cache_dtype = value;
       } else if (field == "quantization") {
         d.args.quantization = value;
+      } else if (field == "mamba_ssm_dtype" || field == "mamba_cache_dtype") {
+        StateDtypeBytes(value, what);  // auto, float32, bfloat16, float16
+        (field == "mamba_ssm_dtype" ? d.args.mamba_ssm_dtype : d.args.mamba_cache_dtype) = value;
       } else if (field == "speculative") {
         std::vector<std::string> ignored;
         d.args.speculative = ReadSpeculativeConfig(value, "--vllm-args: " + name, ignored);

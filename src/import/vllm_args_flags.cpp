@@ -43,6 +43,8 @@ const std::vector<VllmFlag>& VllmFlags() {
       {"--enable-expert-parallel", "expert_parallel", VllmFlagKind::kFlag},
       {"--no-enable-expert-parallel", "expert_parallel", VllmFlagKind::kNegFlag},
       {"--disable-hybrid-kv-cache-manager", "disable_hybrid", VllmFlagKind::kFlag},
+      {"--mamba-ssm-cache-dtype", "mamba_ssm_dtype", VllmFlagKind::kText},
+      {"--mamba-cache-dtype", "mamba_cache_dtype", VllmFlagKind::kText},
       {"--no-disable-hybrid-kv-cache-manager", "disable_hybrid", VllmFlagKind::kNegFlag},
       {"--no-enforce-eager", "enforce_eager", VllmFlagKind::kNegFlag},
       {"--dtype", "weight_dtype", VllmFlagKind::kText},

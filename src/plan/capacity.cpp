@@ -46,14 +46,18 @@ StateDtypes EngineStateDtypes(const EngineConfig& c) {
   switch (c.engine) {
     case Engine::kLlamaCpp:
       // llama_memory_recurrent: R and S tensors in GGML_TYPE_F32, whatever -ctk says.
-      return {4, 4};
+      return {4, 4, 0};
     case Engine::kSglang:
       // mamba_utils.py: the conv state in bf16 (CONV_DTYPE), the SSM state in
       // --mamba-ssm-dtype, float32 by default.
-      return {2, 4};
+      return {2, c.state_ssm_bytes != 0 ? c.state_ssm_bytes : 4, 0};
     case Engine::kVllm:
+      // MambaStateDtypeCalculator: the conv in --mamba-cache-dtype, the SSM
+      // state in --mamba-ssm-cache-dtype; "auto" is the model's (its config's
+      // mamba_ssm_dtype first), then the conv's.
+      return {c.state_conv_bytes, c.state_ssm_bytes, c.state_conv_bytes};
     case Engine::kTrtllm:
-      break;  // mamba_cache_dtype / mamba_ssm_cache_dtype "auto": the model's
+      break;  // the model's
   }
   return {};
 }
@@ -100,7 +104,7 @@ void StartResult(CapacityResult& r, const ModelSpec& m, const HardwareSpec& gpu,
 /// the page sizes and refuses to start (the error lint is added).
 bool ApplyVllmLayout(CapacityResult& r, const ModelSpec& m, const CacheDtype& dtype,
                      EngineConfig& c) {
-  VllmLayout layout = VllmKvCacheGroups(m, ComputeKvCost(m, dtype, c.tp), c);
+  VllmLayout layout = VllmKvCacheGroups(m, ComputeKvCost(m, dtype, c.tp, EngineStateDtypes(c)), c);
   if (!layout.error.empty()) {
     AddLint(r, Severity::kError, "vllm-page-size", layout.error);
     return false;
@@ -225,6 +229,13 @@ StageCapacity SizeStage(const CapacityResult& r, const StageInputs& in, uint64_t
       TrtllmWindows(st.kv, c.max_model_len).size() <= 1) {
     budget = std::min(budget, CheckedMul(c.trtllm_max_tokens, st.bytes_per_token, "KV budget"));
   }
+  // SGLang carves its state pool out first (handle_max_mamba_cache); the
+  // tokens get what is left.
+  if (SeparateStatePool(st.kv, c)) {
+    st.state_slots = SglangStateSlots(budget, st.kv.fixed_bytes, c);
+    const uint64_t pool = CheckedMul(st.state_slots, st.kv.fixed_bytes, "state pool bytes");
+    budget = pool < budget ? budget - pool : 0;
+  }
   st.headroom_bytes = headroom;
   st.kv_budget_bytes = budget;
   st.num_blocks = st.block_bytes != 0 ? budget / st.block_bytes : 0;
@@ -334,28 +345,6 @@ void LintNoKvMemory(CapacityResult& r, const ModelSpec& m, const EngineConfig& c
                         FormatBoth(r.usable_bytes)));
 }
 
-/// SGLang's running cap, from the pool it sized (model_runner /
-/// scheduler): --max-running-requests (`asked`), or by default the request
-/// pool, int(tokens / context_len x 512) clamped to 2048-4096; either way at
-/// most half the tokens in the cache. (cuda_graph_max_bs only bounds graph
-/// capture: larger batches run without graphs.)
-void SetSglangRunningCap(CapacityResult& r, const ModelSpec& m, const HardwareSpec& gpu,
-                         uint64_t asked, const EngineConfig& c) {
-  const uint64_t half = std::max<uint64_t>(1, r.max_tokens / 2);
-  uint64_t running = asked;
-  if (running == 0) {
-    const double pool = static_cast<double>(r.max_tokens) /
-                        static_cast<double>(std::max<uint64_t>(1, c.max_model_len)) * 512.0;
-    running = static_cast<uint64_t>(std::clamp(pool, 2048.0, 4096.0));
-  }
-  r.config.max_num_seqs = std::min(running, half);
-  // Its logits (shown, outside the fraction) are a decode step's of the
-  // running batch, which graph capture does not bound.
-  const Reserve running_reserve = ModelReserve(m, gpu, r.config);
-  r.reserve.logits_rows = running_reserve.logits_rows;
-  r.reserve.logits_bytes = running_reserve.logits_bytes;
-}
-
 /// vLLM before 0.21 captures its CUDA graphs after the cache is sized: they
 /// must fit in what --gpu-memory-utilization leaves out.
 void LintGraphHeadroom(CapacityResult& r, const EngineConfig& c) {
@@ -425,6 +414,17 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu,
   r.block_bytes = t.block_bytes;
   r.group_size = t.group_size;
   r.num_blocks = min_blocks;
+  if (t.state_slots != 0) {
+    // MambaPool allocates slots + 1 (slot 0 pads) of each layer's conv and
+    // recurrent state.
+    r.state_slots = t.state_slots;
+    uint64_t conv = 0;
+    for (const GroupCost& g : t.kv.groups) {
+      conv = CheckedAdd(conv, CheckedMul(g.conv_bytes_layer, g.layers), "state pool bytes");
+    }
+    r.state_conv_bytes = CheckedMul(conv, t.state_slots + 1, "state pool bytes");
+    r.state_ssm_bytes = CheckedMul(t.kv.fixed_bytes - conv, t.state_slots + 1, "state pool bytes");
+  }
   // TRT-LLM's secondary pool: host memory that offloaded blocks move to
   // (KvCacheConfig.host_cache_size); it adds no GPU blocks.
   if (c.engine == Engine::kTrtllm) {

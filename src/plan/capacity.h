@@ -87,7 +87,20 @@ struct EngineConfig {
   uint64_t num_speculative_tokens = 0;           // tokens proposed a step (recorded)
   bool disable_hybrid_kv_cache_manager = false;  // vLLM: sliding layers cached as full ones
   uint64_t trtllm_max_tokens = 0;                // TRT-LLM kv_cache_config.max_tokens; 0: none
-  std::optional<uint64_t> reserve_bytes;         // --reserve: activation/overhead bytes per GPU
+  // Mamba and linear-attention state (hybrid models). The dtypes are bytes
+  // per element, 0: the engine's default (EngineStateDtypes): vLLM
+  // --mamba-ssm-cache-dtype / SGLang --mamba-ssm-dtype for the recurrent
+  // state, vLLM --mamba-cache-dtype for the conv (and the recurrent state
+  // when neither the flag nor the model names one).
+  uint64_t state_ssm_bytes = 0;
+  uint64_t state_conv_bytes = 0;
+  // SGLang keeps states in a pool of their own beside the token pool:
+  // --max-mamba-cache-size slots (0: sized from memory), or
+  // --mamba-full-memory-ratio of state to token memory (0: 0.9).
+  uint64_t max_state_slots = 0;
+  double state_memory_ratio = 0;
+  bool disable_radix_cache = false;       // SGLang --disable-radix-cache: a request holds one slot
+  std::optional<uint64_t> reserve_bytes;  // --reserve: activation/overhead bytes per GPU
 
   bool enforce_eager = false;      // no CUDA graphs (vLLM --enforce-eager,
                                    // SGLang --disable-cuda-graph)
@@ -191,7 +204,8 @@ struct StageCapacity {
   uint64_t group_size = 0;       // vLLM hybrid: layers per KV-cache group on this stage,
                                  // padding included; 0 otherwise
   uint64_t num_blocks = 0;
-  KvCost kv;  // the stage's per-request cost on one GPU
+  uint64_t state_slots = 0;  // SGLang hybrid: the state pool's slots (0: none of its own)
+  KvCost kv;                 // the stage's per-request cost on one GPU
 };
 
 struct CapacityResult {
@@ -252,6 +266,13 @@ struct CapacityResult {
   uint64_t group_size = 0;         // vLLM hybrid: layers per group on the tightest stage
   uint64_t state_page_bytes = 0;   // vLLM hybrid with Mamba: one layer's state before padding
   bool block_size_raised = false;  // vLLM raised block_size so a page holds a Mamba state
+
+  // SGLang with a hybrid model: its separate state pool (MambaPool), on the
+  // tightest stage. 0 slots: the states share the token budget (other engines).
+  uint64_t state_slots = 0;          // max_mamba_cache_size: sequences' states
+  uint64_t state_conv_bytes = 0;     // the pool's conv states (slots + 1, a padding slot)
+  uint64_t state_ssm_bytes = 0;      // the pool's recurrent states (slots + 1)
+  uint64_t state_running_ratio = 0;  // slots per running request SGLang plans for
 
   std::vector<StageCapacity> stages;  // pp entries, stage order
   size_t tightest_stage = 0;
@@ -340,9 +361,16 @@ std::vector<Lint> LintConfig(const ModelSpec& model, const HardwareSpec& gpu,
 Reserve ModelReserve(const ModelSpec& model, const HardwareSpec& gpu, const EngineConfig& resolved);
 
 /// The bytes per state element the engine keeps for Mamba and linear-attention
-/// layers where it ignores the model's: llama.cpp f32 for both parts, SGLang
-/// a bf16 conv and an fp32 SSM state; vLLM and TRT-LLM the model's (none).
+/// layers where it overrides the model's: llama.cpp f32 for both parts,
+/// SGLang a bf16 conv and its --mamba-ssm-dtype (fp32) for the recurrent
+/// state; vLLM and TRT-LLM the model's unless --mamba-cache-dtype or
+/// --mamba-ssm-cache-dtype says otherwise.
 StateDtypes EngineStateDtypes(const EngineConfig& config);
+
+/// True when the engine keeps the states of this cost's requests in a pool
+/// of their own (SGLang, a model with both state and token-keeping layers):
+/// a request's blocks then hold only its tokens.
+bool SeparateStatePool(const KvCost& kv, const EngineConfig& config);
 
 /// The full capacity picture. Never throws for configuration problems: they
 /// are reported as error lints (and the figures that depend on them are 0);

@@ -84,6 +84,25 @@ uint64_t AddSpeculative(const ModelSpec& m, const ModelTensors& tensors, const W
                         const CacheDtype& dtype, const EngineConfig& c, const WeightSplit& split,
                         uint64_t attention_tp, KvCost& kv);
 
+// --- SGLang (capacity_sglang.cpp) ---
+
+/// SGLang's state slots (max_mamba_cache_size) for a hybrid model whose
+/// states take `per_request` bytes, out of the `budget` left after weights:
+/// --max-mamba-cache-size as given; with --disable-radix-cache one per
+/// running request (--max-running-requests); else the slots that
+/// mamba_full_memory_ratio / (1 + ratio) of the budget holds. Under DP
+/// attention a given count is shared by the attention groups.
+uint64_t SglangStateSlots(uint64_t budget, uint64_t per_request, const EngineConfig& c);
+
+/// SGLang's running cap, from the pools it sized (init_memory):
+/// --max-running-requests (`asked`), or by default int(tokens / context_len
+/// x 512) clamped to 2048-4096; at most half the tokens in the cache, and
+/// with a state pool at most its slots / 3 (/ 1 with the radix cache off).
+/// (cuda_graph_max_bs only bounds graph capture: larger batches run without
+/// graphs.)
+void SetSglangRunningCap(CapacityResult& r, const ModelSpec& m, const HardwareSpec& gpu,
+                         uint64_t asked, const EngineConfig& c);
+
 // --- TensorRT-LLM's variable sliding windows (capacity_trtllm.cpp) ---
 
 /// The layers of each attention window, ascending, their bytes per token

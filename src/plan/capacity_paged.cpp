@@ -59,7 +59,8 @@ uint64_t LargestMaxModelLen(const CapacityResult& r, const ModelSpec& m, const E
 }  // namespace
 
 uint64_t PagedRequestBytes(const KvCost& kv, uint64_t n, const EngineConfig& c) {
-  uint64_t total = kv.fixed_bytes;
+  // SGLang's state pool holds the states: the blocks hold the tokens alone.
+  uint64_t total = SeparateStatePool(kv, c) ? 0 : kv.fixed_bytes;
   for (const GroupCost& g : kv.groups) {
     total =
         CheckedAdd(total, CheckedMul(g.per_token_bytes, HeldTokens(g, n, c)), "bytes per request");
@@ -90,6 +91,11 @@ void CountPagedBlocks(CapacityResult& r, const StageCapacity& t, const ModelSpec
   // vLLM's "Maximum concurrency" divides every block; the requests that fit
   // (its startup check from 0.29) leave the null block out.
   r.max_requests = r.blocks_per_request ? r.PlannedBlocks() / r.blocks_per_request : 0;
+  if (r.state_slots != 0) {
+    // SGLang: a request needs a state slot as well as its tokens.
+    r.max_requests = std::min(r.max_requests, r.state_slots);
+    r.max_concurrency = std::min(r.max_concurrency, static_cast<double>(r.state_slots));
+  }
   r.fits = r.max_requests >= 1;
   if (t.kv.per_token_bytes == 0 && t.kv.fixed_bytes != 0) {
     // Attention-free: a slot holds a request of any length, so the cache

@@ -4,6 +4,7 @@
 
 #include "plan/check_internal.h"
 #include "plan/weights.h"
+#include "spec/state_shape.h"
 #include "util/units.h"
 
 namespace kvplan {
@@ -82,6 +83,12 @@ EngineConfig ToEngineConfig(const DeployConfig& d) {
   c.cuda_graph_max_bs = a.cuda_graph_max_bs.value_or(0);
   c.cuda_graph_sizes = a.cuda_graph_sizes;
   c.enable_prefix_caching = a.prefix_caching.value_or(DefaultPrefixCaching(c.engine));
+  // Hybrid models' state (the readers checked the names).
+  c.state_ssm_bytes = StateDtypeBytes(a.mamba_ssm_dtype.value_or("auto"), "mamba_ssm_dtype");
+  c.state_conv_bytes = StateDtypeBytes(a.mamba_cache_dtype.value_or("auto"), "mamba_cache_dtype");
+  c.max_state_slots = a.max_mamba_cache_size.value_or(0);
+  c.state_memory_ratio = a.mamba_full_memory_ratio.value_or(0);
+  c.disable_radix_cache = c.engine == Engine::kSglang && a.prefix_caching == false;
   if (c.engine == Engine::kLlamaCpp) {
     c.n_parallel = a.max_num_seqs.value_or(1);
     c.n_ctx = a.n_ctx.value_or(0);

@@ -86,13 +86,24 @@ std::vector<std::string> Vllm(const CapacityResult& r) {
 }
 
 std::vector<std::string> Sglang(const ModelSpec& m, const CapacityResult& r) {
-  // model_runner_kv_cache_mixin.py; "GB" there is bytes / 2^30.
-  if (m.mla) {
-    return {fmt::format("KV Cache is allocated. #tokens: {}, KV size: {:.2f} GB", r.max_tokens,
-                        Gib(r.k_bytes + r.v_bytes))};
+  // model_runner_kv_cache_mixin.py and memory_pool.py (MambaPool); "GB"
+  // there is bytes / 2^30.
+  std::vector<std::string> out;
+  if (r.state_slots != 0) {
+    out.push_back(fmt::format(
+        "Mamba Cache is allocated. max_mamba_cache_size: {}, conv_state size: {:.2f}GB, "
+        "ssm_state size: {:.2f}GB",
+        r.state_slots, Gib(r.state_conv_bytes), Gib(r.state_ssm_bytes)));
   }
-  return {fmt::format("KV Cache is allocated. #tokens: {}, K size: {:.2f} GB, V size: {:.2f} GB",
-                      r.max_tokens, Gib(r.k_bytes), Gib(r.v_bytes))};
+  if (m.mla) {
+    out.push_back(fmt::format("KV Cache is allocated. #tokens: {}, KV size: {:.2f} GB",
+                              r.max_tokens, Gib(r.k_bytes + r.v_bytes)));
+  } else {
+    out.push_back(
+        fmt::format("KV Cache is allocated. #tokens: {}, K size: {:.2f} GB, V size: {:.2f} GB",
+                    r.max_tokens, Gib(r.k_bytes), Gib(r.v_bytes)));
+  }
+  return out;
 }
 
 std::vector<std::string> Trtllm(const CapacityResult& r) {

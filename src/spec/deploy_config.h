@@ -77,7 +77,11 @@ struct EngineArgs {
   std::optional<bool> expert_parallel;  // vLLM enable_expert_parallel, SGLang enable_ep_moe
   std::optional<uint64_t> ep_size;      // SGLang ep_size, TRT-LLM moe_expert_parallel_size
   std::optional<bool> disable_hybrid;   // vLLM disable_hybrid_kv_cache_manager
-  std::optional<SpeculativeArgs> speculative;  // vLLM speculative_config
+  std::optional<std::string> mamba_ssm_dtype;  // vLLM mamba_ssm_cache_dtype, SGLang mamba_ssm_dtype
+  std::optional<std::string> mamba_cache_dtype;   // vLLM mamba_cache_dtype (the conv state)
+  std::optional<uint64_t> max_mamba_cache_size;   // SGLang: state slots
+  std::optional<double> mamba_full_memory_ratio;  // SGLang: state / token memory
+  std::optional<SpeculativeArgs> speculative;     // vLLM speculative_config
 
   std::map<std::string, std::string> names;  // field -> the engine's own key
   std::map<std::string, SourcePos> pos;      // field -> where it was set

@@ -197,6 +197,7 @@ void ResolveState(const ModelSpec& s, LayerGroup& g) {
   const std::string at = g.pos.Prefix();
   g.state_form = ModelStateForm(s);
   const bool explicit_dtype = g.state_dtype_bytes != 0;
+  g.state_dtype_given = explicit_dtype;
   if (g.state_dtype_bytes == 0) g.state_dtype_bytes = s.weight_dtype == "fp32" ? 4 : 2;
   if (g.state_form == StateForm::kGiven) {
     if (g.state_dtype_bytes != 0 && explicit_dtype) {

@@ -60,6 +60,7 @@ struct LayerGroup {
   uint64_t state_bytes = 0;  // kState: bytes per sequence per layer (resolved)
   StateForm state_form = StateForm::kGiven;  // kState (resolved from the model's blocks)
   uint64_t state_dtype_bytes = 0;  // kState: bytes per state element (resolved; 0: unknown)
+  bool state_dtype_given = false;  // kState: the spec names state_dtype (the model's choice)
   SourcePos pos;                   // where the group was declared
 
   /// True when the group's `every`/`offset` or `at` select layer `i`

@@ -55,6 +55,16 @@ std::string StateShape::Arithmetic() const {
                      recurrent);
 }
 
+uint64_t StateDtypeBytes(const std::string& name, const std::string& what) {
+  if (name == "auto") return 0;
+  if (name == "float32" || name == "fp32") return 4;
+  if (name == "bfloat16" || name == "bf16" || name == "float16" || name == "fp16" ||
+      name == "half") {
+    return 2;
+  }
+  Fail("{}: '{}' is not a state dtype (auto, float32, bfloat16, float16)", what, name);
+}
+
 StateForm ModelStateForm(const ModelSpec& m) {
   if (m.linear_attention) {
     return m.linear_attention->kind == "lightning" ? StateForm::kLightning
@@ -67,7 +77,10 @@ StateForm ModelStateForm(const ModelSpec& m) {
 StateShape LayerState(const ModelSpec& m, const LayerGroup& g, uint64_t tp, StateDtypes dtypes) {
   StateShape s;
   s.form = g.state_form;
-  s.element_bytes = dtypes.recurrent_bytes != 0 ? dtypes.recurrent_bytes : g.state_dtype_bytes;
+  s.element_bytes = dtypes.recurrent_bytes != 0 ? dtypes.recurrent_bytes
+                    : dtypes.recurrent_default_bytes != 0 && !g.state_dtype_given
+                        ? dtypes.recurrent_default_bytes
+                        : g.state_dtype_bytes;
   s.conv_bytes = dtypes.conv_bytes != 0 ? dtypes.conv_bytes : (m.weight_dtype == "fp32" ? 4 : 2);
   switch (g.state_form) {
     case StateForm::kGiven:

@@ -14,10 +14,19 @@ namespace kvplan {
 /// Bytes per state element an engine keeps whatever the model says (0: the
 /// model's): llama.cpp holds both parts in f32, SGLang the conv in bf16 and
 /// the recurrent state in --mamba-ssm-dtype (float32).
+/// `recurrent_default_bytes` applies only where the model names no
+/// state_dtype (vLLM's --mamba-cache-dtype, which a model's own
+/// mamba_ssm_dtype outranks).
 struct StateDtypes {
   uint64_t conv_bytes = 0;
   uint64_t recurrent_bytes = 0;
+  uint64_t recurrent_default_bytes = 0;
 };
+
+/// Bytes per element of a state dtype as the engines spell it (float32,
+/// bfloat16, float16, or kvplan's fp32, bf16, fp16); 0 for "auto". Throws
+/// Error naming `what` and the choices for anything else.
+uint64_t StateDtypeBytes(const std::string& name, const std::string& what);
 
 /// One layer's state on one tensor-parallel rank.
 struct StateShape {

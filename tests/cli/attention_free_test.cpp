@@ -94,7 +94,7 @@ TEST_CASE("models: each group's cache form, in text and JSON") {
   REQUIRE(t.exit_code == 0);
   CHECK(t.out.find("4 full + 24 none + 24 state (mamba2)") != std::string::npos);
   CHECK(t.out.find("24 none: nothing (MLP only)") != std::string::npos);
-  CHECK(t.out.find("24 state: 2.06 MiB per sequence and layer, fixed (mamba2:") !=
+  CHECK(t.out.find("24 state: 4.06 MiB per sequence and layer, fixed (mamba2:") !=
         std::string::npos);
   const CliResult j = RunKvplan("models falcon-h1-0.5b-instruct --format json");
   REQUIRE(j.exit_code == 0);

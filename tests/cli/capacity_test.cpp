@@ -2,6 +2,7 @@
 // engine's words, JSON keys, and one exact error line (exit 2) for bad input.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_runner.h"
@@ -647,3 +648,50 @@ TEST_CASE("capacity: a hybrid model's request under vLLM, its own KV and the blo
   CHECK(RunKvplan("capacity llama-3.1-8b --gpu h100-sxm --format json")
             .out.find("\"request_block_bytes\": 17179869184,") != std::string::npos);
 }
+
+namespace kvplan::test {
+
+TEST_CASE("capacity: SGLang's state pool flags and vLLM's state dtypes, on the command line") {
+  const std::string base =
+      "capacity qwen3-next-80b-a3b-instruct --gpu h200 --tp 2 --max-model-len 32K";
+  const CliResult s = RunKvplan(base + " --engine sglang --max-mamba-cache-size 100");
+  REQUIRE(s.exit_code == 0);
+  CHECK(s.out.find("state pool, 100 slots") != std::string::npos);
+  CHECK(s.out.find("max_num_seqs 33") != std::string::npos);
+  CHECK(
+      s.out.find("Mamba Cache is allocated. max_mamba_cache_size: 100, conv_state size: 0.08GB") !=
+      std::string::npos);
+  const nlohmann::json j =
+      nlohmann::json::parse(RunKvplan(base + " --engine sglang --format json").out);
+  CHECK(j["state_slots"].get<uint64_t>() > 600);
+  CHECK(j["state_slots_per_running_request"] == 3);
+  // --disable-radix-cache: the running requests size the pool, one slot each.
+  const nlohmann::json off = nlohmann::json::parse(
+      RunKvplan(base + " --engine sglang --disable-radix-cache --max-num-seqs 48 --format json")
+          .out);
+  CHECK(off["state_slots"] == 48);
+  CHECK(off["state_slots_per_running_request"] == 1);
+  // vLLM's fp32 SSM state doubles the Mamba page: 24,576 + 1,048,576 B = 1,073,152 B per layer,
+  // so the attention block grows to 16 x cdiv(1,073,152, 16 x 1,024) = 1,056 tokens.
+  const CliResult v = RunKvplan(base + " --mamba-ssm-cache-dtype float32");
+  REQUIRE(v.exit_code == 0);
+  CHECK(v.out.find("Setting attention block size to 1056 tokens") != std::string::npos);
+  const CliResult line = RunKvplan(
+      "check --vllm-args \"vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct -tp 2 "
+      "--mamba-ssm-cache-dtype float32 --max-model-len 32768\" --gpu h200");
+  CHECK(line.out.find("KV blocks of 1056 tokens") != std::string::npos);
+  // Each flag belongs to its engine.
+  ExpectError(base + " --max-mamba-cache-size 100",
+              "--max-mamba-cache-size is sglang's flag, not vllm's");
+  ExpectError(base + " --engine llama.cpp --mamba-ssm-dtype float32",
+              "--mamba-ssm-dtype is sglang's flag, not llama.cpp's");
+  ExpectError(
+      base + " --mamba-cache-dtype fp64",
+      "--mamba-cache-dtype: 'fp64' is not a state dtype (auto, float32, bfloat16, float16)");
+  ExpectError(base + " --engine sglang --mamba-full-memory-ratio 0",
+              "--mamba-full-memory-ratio must be a positive ratio, got 0");
+  ExpectError(base + " --engine sglang --max-mamba-cache-size 0",
+              "--max-mamba-cache-size: must be at least 1");
+}
+
+}  // namespace kvplan::test

@@ -588,8 +588,17 @@ TEST_CASE("import-hf: Nemotron-H's hybrid_override_pattern: Mamba-2, attention, 
   CHECK(GroupOf(s, LayerKind::kNone).layers == 3);
   const LayerGroup& st = GroupOf(s, LayerKind::kState);
   CHECK(st.layers == 4);
-  // conv (16 x 64 + 2 x 2 x 32) x 3 + SSM 16 x 64 x 32, bf16.
-  CHECK(st.state_bytes == ((1024 + 128) * 3 + 32768) * 2);
+  // conv (16 x 64 + 2 x 2 x 32) x 3 in bf16 + SSM 16 x 64 x 32 in fp32: the config names no
+  // mamba_ssm_cache_dtype, so vLLM's NemotronH default (float32) holds.
+  CHECK(st.state_bytes == (1024 + 128) * 3 * 2 + 32768 * 4);
+  CHECK(st.state_dtype_bytes == 4);
+  CHECK(h.yaml.find("state_dtype: fp32") != std::string::npos);
+  CHECK(h.yaml.find("vLLM's NemotronH default") != std::string::npos);
+  // A config that names bfloat16 keeps it.
+  const HfImport bf = ImportHfConfig(
+      Hybrid("NemotronHForCausalLM", 8, m2 + R"(, "mamba_ssm_cache_dtype": "bfloat16")"),
+      "nh.json");
+  CHECK(GroupOf(bf.spec, LayerKind::kState).state_bytes == ((1024 + 128) * 3 + 32768) * 2);
   CHECK(s.mlp == "plain");
   // One block per layer: a Mamba-2 layer (0) has no MLP, an MLP-only layer (1) has one.
   CHECK_FALSE(s.mixer_mlp);

@@ -1176,3 +1176,131 @@ TEST_CASE("state in each engine's dtypes: llama.cpp f32, SGLang an fp32 SSM, vLL
   // vLLM sees the Mamba-2 mixer of each layer as a layer of its own: 36 attention + 36 state.
   REQUIRE(!rv.kv_cache_groups.empty());
 }
+
+// Qwen3-Next-80B at tp 2 under SGLang: per rank a Gated DeltaNet layer keeps (2 x 16 x 128 +
+// 32 x 128) / 2 = 4,096 conv channels x 3 in bf16 = 24,576 B and 16 x 128 x 128 recurrent
+// elements in fp32 = 1,048,576 B; 36 such layers = 38,633,472 B a sequence. Its 12 attention
+// layers keep 2 x 1 KV head x 256 x 2 B = 12,288 B a token.
+constexpr uint64_t kQwenNextConv = 36ull * 24'576, kQwenNextSsm = 36ull * 1'048'576;
+constexpr uint64_t kQwenNextState = kQwenNextConv + kQwenNextSsm;
+
+TEST_CASE("SGLang hybrid: the state pool takes 0.9 / 1.9 of the budget, the tokens the rest") {
+  // model_runner_kv_cache_mixin.py handle_max_mamba_cache: mamba memory = rest x r / (1 + r)
+  // with mamba_full_memory_ratio r = 0.9; max_mamba_cache_size = that // per-request state;
+  // the token pool gets rest - size x state, and max_running_requests <= size // 3.
+  ModelSpec m = LoadModel("qwen3-next-80b-a3b-instruct");
+  EngineConfig c;
+  c.engine = Engine::kSglang;
+  c.tp = 2;
+  c.max_model_len = 32768;
+  const CapacityResult r = Run(m, "h200", c);
+  REQUIRE(r.stages[0].kv.fixed_bytes == kQwenNextState);
+  REQUIRE(r.bytes_per_token == 12'288);
+  const uint64_t rest = r.kv_budget_bytes + r.state_slots * kQwenNextState;
+  CHECK(r.state_slots ==
+        static_cast<uint64_t>(static_cast<double>(rest) * 0.9 / 1.9 / kQwenNextState));
+  CHECK(r.state_slots > 600);
+  CHECK(r.max_tokens == r.kv_budget_bytes / 12'288);
+  CHECK(r.config.max_num_seqs == r.state_slots / 3);
+  CHECK(r.state_running_ratio == 3);
+  // A request's blocks hold its tokens only: its states are in a slot.
+  CHECK(r.request_bytes == 32768ull * 12'288);
+  CHECK(r.RequestBytes(1000) == 1000ull * 12'288);
+  CHECK(r.max_requests == r.max_tokens / 32768);
+  // MambaPool allocates size + 1 slots (slot 0 pads) and logs their bytes.
+  CHECK(r.state_conv_bytes == (r.state_slots + 1) * kQwenNextConv);
+  CHECK(r.state_ssm_bytes == (r.state_slots + 1) * kQwenNextSsm);
+  CHECK(Log(r, 0) ==
+        fmt::format("Mamba Cache is allocated. max_mamba_cache_size: {}, conv_state size: "
+                    "{:.2f}GB, ssm_state size: {:.2f}GB",
+                    r.state_slots, static_cast<double>(r.state_conv_bytes) / (1ull << 30),
+                    static_cast<double>(r.state_ssm_bytes) / (1ull << 30)));
+  CHECK(Log(r, 1).rfind(fmt::format("KV Cache is allocated. #tokens: {},", r.max_tokens), 0) == 0);
+  // A larger ratio gives the states more and the tokens less.
+  EngineConfig more = c;
+  more.state_memory_ratio = 2;
+  const CapacityResult rm = Run(m, "h200", more);
+  CHECK(rm.state_slots ==
+        static_cast<uint64_t>(static_cast<double>(rest) * 2 / 3 / kQwenNextState));
+  CHECK(rm.max_tokens < r.max_tokens);
+}
+
+TEST_CASE("SGLang hybrid: --max-mamba-cache-size and --disable-radix-cache fix the slots") {
+  ModelSpec m = LoadModel("qwen3-next-80b-a3b-instruct");
+  EngineConfig c;
+  c.engine = Engine::kSglang;
+  c.tp = 2;
+  c.max_model_len = 32768;
+  c.max_state_slots = 100;
+  const CapacityResult r = Run(m, "h200", c);
+  CHECK(r.state_slots == 100);
+  EngineConfig mem = c;
+  mem.max_state_slots = 0;
+  const CapacityResult from_memory = Run(m, "h200", mem);
+  // The budget before the pool is the same; 100 slots leave the tokens more of it.
+  CHECK(r.kv_budget_bytes + 100 * kQwenNextState ==
+        from_memory.kv_budget_bytes + from_memory.state_slots * kQwenNextState);
+  CHECK(r.config.max_num_seqs == 33);  // 100 // 3
+  // 101 slots: conv 101 x 884,736 B = 0.08 GiB, SSM 101 x 37,748,736 B = 3.55 GiB.
+  CHECK(Log(r, 0) ==
+        "Mamba Cache is allocated. max_mamba_cache_size: 100, conv_state size: 0.08GB, "
+        "ssm_state size: 3.55GB");
+  // More requests at once than slots do not fit, whatever the tokens allow.
+  CHECK(r.FitsAtConcurrency(1000, 100));
+  CHECK_FALSE(r.FitsAtConcurrency(1000, 101));
+  // Without the radix cache the running requests size the pool, one slot each.
+  EngineConfig off = c;
+  off.max_state_slots = 0;
+  off.disable_radix_cache = true;
+  off.max_num_seqs = 48;
+  const CapacityResult ro = Run(m, "h200", off);
+  CHECK(ro.state_slots == 48);
+  CHECK(ro.state_running_ratio == 1);
+  CHECK(ro.config.max_num_seqs == 48);
+  // Too few slots for one running request (3 each) is an error.
+  EngineConfig two = c;
+  two.max_state_slots = 2;
+  const CapacityResult rt = Run(m, "h200", two);
+  REQUIRE(rt.HasError());
+  CHECK(rt.lints.back().code == "state-slots");
+  CHECK(rt.lints.back().message ==
+        "SGLang's state pool holds 2 slots (it plans 3 a running request), so no request can "
+        "run: raise --mamba-full-memory-ratio or --max-mamba-cache-size, or give the cache more "
+        "memory");
+}
+
+TEST_CASE("state dtype flags: vLLM --mamba-ssm-cache-dtype / --mamba-cache-dtype, SGLang's") {
+  ModelSpec m = LoadModel("qwen3-next-80b-a3b-instruct");  // bf16, no state_dtype of its own
+  EngineConfig v;
+  v.tp = 2;
+  v.max_model_len = 32768;
+  v.state_ssm_bytes = 4;  // --mamba-ssm-cache-dtype float32
+  CHECK(Run(m, "h200", v).stages[0].kv.fixed_bytes == 36ull * (24'576 + 1'048'576));
+  EngineConfig conv = v;
+  conv.state_ssm_bytes = 0;
+  conv.state_conv_bytes = 4;  // --mamba-cache-dtype float32: the conv and (auto) the SSM state
+  CHECK(Run(m, "h200", conv).stages[0].kv.fixed_bytes == 36ull * (2 * 24'576 + 1'048'576));
+  // A model that names its state dtype (Qwen3.5: mamba_ssm_dtype float32) keeps it under
+  // --mamba-cache-dtype; --mamba-ssm-cache-dtype overrides it.
+  ModelSpec q = LoadModel("qwen3.5-35b-a3b");
+  EngineConfig qc;
+  qc.max_model_len = 32768;
+  const uint64_t own = Run(q, "h200", qc).stages[0].kv.fixed_bytes;
+  qc.state_conv_bytes = 2;
+  CHECK(Run(q, "h200", qc).stages[0].kv.fixed_bytes == own);
+  qc.state_ssm_bytes = 2;
+  CHECK(Run(q, "h200", qc).stages[0].kv.fixed_bytes < own);
+  // SGLang --mamba-ssm-dtype bfloat16 halves its fp32 default.
+  EngineConfig s;
+  s.engine = Engine::kSglang;
+  s.tp = 2;
+  s.max_model_len = 32768;
+  s.state_ssm_bytes = 2;
+  CHECK(Run(m, "h200", s).stages[0].kv.fixed_bytes == 36ull * (24'576 + 524'288));
+  // Nemotron-H: fp32 recurrent state by default (vLLM's NemotronH config) -- 24 layers of
+  // 30,720 conv x 2 B + 1,048,576 SSM x 4 B.
+  EngineConfig n;
+  n.max_model_len = 8192;
+  CHECK(Run(LoadModel("nemotron-h-8b-base-8k"), "h100-sxm", n).stages[0].kv.fixed_bytes ==
+        24ull * (30'720 * 2 + 1'048'576 * 4));
+}

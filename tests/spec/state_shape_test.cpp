@@ -90,12 +90,13 @@ TEST_CASE("Gated DeltaNet: Qwen3.5 keeps its recurrent state in fp32 (mamba_ssm_
 
 TEST_CASE("Mamba-2: the conv runs over x, B and C; the SSM keeps head_dim x d_state per head") {
   // Nemotron-H-8B: 128 heads x 64, 8 groups, d_state 128, conv 4:
-  //   conv (8192 + 2 x 8 x 128) x 3 = 30,720; ssm 128 x 64 x 128 = 1,048,576; x 2 B.
+  //   conv (8192 + 2 x 8 x 128) x 3 = 30,720 x 2 B; ssm 128 x 64 x 128 = 1,048,576 x 4 B (its
+  //   state_dtype fp32).
   const ModelSpec& n = Catalog("nemotron-h-8b-base-8k");
-  CHECK(LayerState(n, StateGroup(n), 1).Bytes() == (30'720 + 1'048'576) * 2);
-  CHECK(StateGroup(n).state_bytes == 2'158'592);
+  CHECK(LayerState(n, StateGroup(n), 1).Bytes() == 30'720 * 2 + 1'048'576 * 4);
+  CHECK(StateGroup(n).state_bytes == 4'255'744);
   // tp 4 divides the 8 groups: everything splits 4 ways.
-  CHECK(LayerState(n, StateGroup(n), 4).Bytes() == (30'720 + 1'048'576) * 2 / 4);
+  CHECK(LayerState(n, StateGroup(n), 4).Bytes() == (30'720 * 2 + 1'048'576 * 4) / 4);
   // tp 16 divides the heads but not the 8 groups, which vLLM refuses (it replicates one group
   // only).
   CHECK(ErrorOf([&] { LayerState(n, StateGroup(n), 16); }) ==
