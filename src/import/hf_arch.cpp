@@ -50,7 +50,82 @@ constexpr Arch kArchs[] = {
     {"MiniMaxM1ForCausalLM", "minimax_m1", Family::kMiniMax, true, 10240000, false, 8, 128},
     {"MiniMaxText01ForCausalLM", "minimax_text_01", Family::kMiniMax, true, 10240000, false, 8,
      128},
+    // Llama4TextConfig: max_position_embeddings 4096 x 32, 8 KV heads, head_dim 128.
+    {"Llama4ForConditionalGeneration", "llama4", Family::kLlama4, true, 131072, false, 8, 128},
+    {"Llama4ForCausalLM", "llama4_text", Family::kLlama4, true, 131072, false, 8, 128},
 };
+
+// Llama-4's MoE layers: moe_layers as listed, else every
+// interleave_moe_layer_step-th layer (transformers: range(step - 1, L,
+// step)); routed experts and one shared expert, all intermediate_size wide.
+// The dense layers' MLP is intermediate_size_mlp wide. Returns false when
+// no layer is MoE.
+bool ReadLlama4Moe(const Config& c, Draft& d, MoeSpec& m) {
+  ModelSpec& s = d.s;
+  const std::string file = c.File();
+  m.experts = c.Req("num_local_experts", "Llama4ForCausalLM");
+  m.experts_per_token = c.U("num_experts_per_tok").value_or(1);
+  m.intermediate_size = s.intermediate_size;
+  m.shared_experts = 1;
+  const uint64_t step = c.U("interleave_moe_layer_step").value_or(1);
+  if (step == 0) {
+    Fail("{}{}: 0 is not a layer period (expected 1 or more)",
+         PosOf(c.Get("interleave_moe_layer_step"), file).Prefix(),
+         c.Name("interleave_moe_layer_step"));
+  }
+  std::vector<uint64_t> moe;
+  JsonNode listed = c.Get("moe_layers");
+  if (!IsAbsent(listed)) {
+    if (!listed.IsSequence()) {
+      Fail("{}{}: expected a list of layer indices", PosOf(listed, file).Prefix(),
+           c.Name("moe_layers"));
+    }
+    for (size_t i = 0; i < listed.size(); ++i) {
+      const uint64_t l = ScalarU64(listed[i], file, c.Name("moe_layers"), true);
+      if (l >= s.layers || (!moe.empty() && l <= moe.back())) {
+        Fail("{}{}[{}]: {} is not a layer after {} below {} (num_hidden_layers)",
+             PosOf(listed[i], file).Prefix(), c.Name("moe_layers"), i, l,
+             moe.empty() ? std::string("none") : std::to_string(moe.back()), s.layers);
+      }
+      moe.push_back(l);
+    }
+  } else {
+    for (uint64_t i = step - 1; i < s.layers; i += step) moe.push_back(i);
+  }
+  if (moe.empty()) {
+    s.intermediate_size = c.U("intermediate_size_mlp").value_or(16384);
+    d.why["intermediate_size"] = "moe_layers is empty: every layer is dense, intermediate_size_mlp";
+    return false;
+  }
+  // The spec's MoE layers are every period-th from offset: the list must be so.
+  m.period = moe.size() > 1 ? moe[1] - moe[0] : s.layers;
+  m.offset = moe[0];
+  for (size_t i = 0; i < moe.size(); ++i) {
+    if (moe[i] != m.offset + i * m.period) {
+      Fail("{}{}: the MoE layers are not every N-th layer, which a kvplan spec cannot describe",
+           PosOf(listed, file).Prefix(), c.Name("moe_layers"));
+    }
+  }
+  if (m.offset + moe.size() * m.period < s.layers) {
+    Fail("{}{}: the MoE layers stop before the last layer, which a kvplan spec cannot describe",
+         PosOf(listed, file).Prefix(), c.Name("moe_layers"));
+  }
+  if (moe.size() < s.layers) {
+    s.intermediate_size = c.U("intermediate_size_mlp").value_or(16384);
+    d.why["intermediate_size"] = fmt::format(
+        "{}: the dense layers' MLP ({} of {} layers are MoE)",
+        c.U("intermediate_size_mlp") ? c.Name("intermediate_size_mlp")
+                                     : std::string("no intermediate_size_mlp: class default"),
+        moe.size(), s.layers);
+  } else {
+    d.why["intermediate_size"] = "every layer is MoE: the experts' width (intermediate_size)";
+  }
+  d.why["moe"] = fmt::format(
+      "num_local_experts, num_experts_per_tok; one shared expert; MoE layers {} ({})",
+      IsAbsent(listed) ? "every interleave_moe_layer_step-th" : "from moe_layers",
+      m.period == 1 ? std::string("all") : fmt::format("i % {} == {}", m.period, m.offset));
+  return true;
+}
 
 void ReadMoe(const Config& c, const Arch& a, Draft& d) {
   ModelSpec& s = d.s;
@@ -110,6 +185,9 @@ void ReadMoe(const Config& c, const Arch& a, Draft& d) {
       d.why["moe"] =
           "num_experts, num_experts_per_tok, expert_layer_period/offset; experts use "
           "intermediate_size";
+      break;
+    case Family::kLlama4:
+      if (!ReadLlama4Moe(c, d, m)) return;
       break;
     case Family::kGptOss:
       m.experts = c.Req("num_local_experts", an);
@@ -361,7 +439,9 @@ void ReadWeightShapes(const Config& c, const Arch& a, Draft& d) {
   if (std::optional<uint64_t> v = c.U("vocab_size")) {
     s.vocab_size = *v;
   } else {
-    s.vocab_size = a.family == Family::kGemma3 ? 262208 : 32000;
+    s.vocab_size = a.family == Family::kGemma3   ? 262208
+                   : a.family == Family::kLlama4 ? 202048
+                                                 : 32000;
     d.why["vocab_size"] = "not in config: class default";
   }
   if (a.family == Family::kGpt2) {

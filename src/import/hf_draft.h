@@ -29,6 +29,7 @@ enum class Family {
   kGraniteHybrid,  // granite-4.0-h: Mamba-2 + attention
   kFalconH1,       // attention and Mamba-2 side by side
   kMiniMax,        // lightning + softmax attention
+  kLlama4,         // chunked local attention (RoPE) + global NoPE layers, interleaved MoE
 };
 
 // One supported architecture: how to read it, and the defaults its

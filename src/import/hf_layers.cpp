@@ -116,6 +116,54 @@ void AttentionGroups(const Config& c, const Arch& a, Draft& d) {
 
 namespace {
 
+// Llama-4's iRoPE: a layer with RoPE (no_rope_layers[i] == 1, despite the
+// name) attends within its attention_chunk_size chunk; a NoPE layer (0)
+// attends globally. Without the list, every no_rope_layer_interval-th layer
+// (i + 1) is NoPE (transformers' Llama4TextConfig); without a chunk size
+// every layer is global.
+void Llama4Groups(const Config& c, Draft& d) {
+  const uint64_t layers = d.s.layers;
+  const std::optional<uint64_t> chunk = c.U("attention_chunk_size");
+  if (!chunk || *chunk == 0) {
+    SingleGroup(d, LayerKind::kFull, 0, "no attention_chunk_size: global attention on every layer");
+    return;
+  }
+  std::vector<bool> rope(layers);
+  JsonNode listed = c.Get("no_rope_layers");
+  std::string why;
+  if (!IsAbsent(listed) && !(listed.IsSequence() && listed.size() == 0)) {
+    if (!listed.IsSequence() || listed.size() != layers) {
+      Fail("{}{}: expected a list of {} flags (num_hidden_layers)",
+           PosOf(listed, c.File()).Prefix(), c.Name("no_rope_layers"), layers);
+    }
+    for (uint64_t i = 0; i < layers; ++i) {
+      const uint64_t flag = ScalarU64(listed[i], c.File(), c.Name("no_rope_layers"), true);
+      if (flag > 1) {
+        Fail("{}{}[{}]: expected 1 (RoPE, chunked) or 0 (NoPE, global), got {}",
+             PosOf(listed[i], c.File()).Prefix(), c.Name("no_rope_layers"), i, flag);
+      }
+      rope[i] = flag == 1;
+    }
+    why = "from " + c.Name("no_rope_layers") + " (1: RoPE, chunked; 0: NoPE, global)";
+  } else {
+    const uint64_t every = c.U("no_rope_layer_interval").value_or(4);
+    if (every == 0) {
+      Fail("{}{}: 0 is not a layer period (expected 1 or more)",
+           PosOf(c.Get("no_rope_layer_interval"), c.File()).Prefix(),
+           c.Name("no_rope_layer_interval"));
+    }
+    for (uint64_t i = 0; i < layers; ++i) rope[i] = (i + 1) % every != 0;
+    why = fmt::format("no no_rope_layers: layer i is global (NoPE) iff (i + 1) % {} == 0", every);
+  }
+  std::vector<LayerSet> sets = {{LayerKind::kFull, 0, 0, {}}, {LayerKind::kChunked, 0, *chunk, {}}};
+  for (uint64_t i = 0; i < layers; ++i) sets[rope[i] ? 1 : 0].layers.push_back(i);
+  if (sets[1].layers.empty()) sets.pop_back();
+  if (sets[0].layers.empty()) sets.erase(sets.begin());
+  LayerSetsToGroups(sets, layers, d.s.groups);
+  d.why["layer_groups"] = fmt::format("{}; chunks of attention_chunk_size {}: {}", why, *chunk,
+                                      DescribeGroups(d.s.groups));
+}
+
 void FamilyGroups(const Config& c, const Arch& a, Draft& d) {
   ModelSpec& s = d.s;
   if (HybridGroups(c, a, d)) return;
@@ -198,6 +246,9 @@ void FamilyGroups(const Config& c, const Arch& a, Draft& d) {
       if (GroupsFromLayerTypes(c, s.layers, window.value_or(128), d)) return;
       Fail("{}: gpt-oss config has no layer_types; kvplan will not guess which layers slide",
            c.File());
+    case Family::kLlama4:
+      Llama4Groups(c, d);
+      return;
     case Family::kDeepseek:
       SingleGroup(d, LayerKind::kMla, 0,
                   "MLA: kv_lora_rank + qk_rope_head_dim cached per token and layer");

@@ -24,7 +24,23 @@ std::string LayerDesc(const ModelSpec& m, size_t layer, const std::vector<size_t
   std::string s(LayerKindName(g.kind));
   if (g.window) s += fmt::format(" ({})", g.window);
   if (g.state_bytes) s += fmt::format(" ({} B)", g.state_bytes);
+  // A group of its own KV heads (a per-layer num_key_value_heads list).
+  if (g.HoldsTokens() && g.kv_heads != m.kv_heads) s += fmt::format(" ({} KV heads)", g.kv_heads);
   return s;
+}
+
+// Per layer, the state mixers beside its attention (Falcon-H1's parallel groups).
+std::vector<std::string> ParallelDescs(const ModelSpec& m) {
+  std::vector<std::string> out(m.layers);
+  for (size_t gi = 0; gi < m.groups.size(); ++gi) {
+    const LayerGroup& p = m.groups[gi];
+    if (!p.parallel) continue;
+    for (uint64_t i : m.GroupLayers(gi)) {
+      if (i < out.size())
+        out[i] += fmt::format(" + {} ({} B)", LayerKindName(p.kind), p.state_bytes);
+    }
+  }
+  return out;
 }
 
 std::string QuantSummary(const std::optional<QuantSpec>& q) {
@@ -95,31 +111,56 @@ std::vector<FieldDiff> DiffSpecs(const ModelSpec& s, const ModelSpec& c) {
     d.U("mla.qk_nope_head_dim", a.qk_nope_head_dim, b.qk_nope_head_dim, "mla");
     d.U("mla.q_lora_rank", a.q_lora_rank, b.q_lora_rank, "mla");
     d.U("mla.v_head_dim", a.v_head_dim, b.v_head_dim, "mla");
+    d.U("mla.index_heads", a.index_heads, b.index_heads, "mla");
+    d.U("mla.index_head_dim", a.index_head_dim, b.index_head_dim, "mla");
+    d.U("mla.index_topk", a.index_topk, b.index_topk, "mla");
   }
   if (s.mamba.has_value() != c.mamba.has_value()) {
     d.Add("mamba", s.mamba ? "present" : "none", c.mamba ? "present" : "none", "mamba");
   } else if (s.mamba) {
     const MambaSpec &a = *s.mamba, &b = *c.mamba;
+    d.U("mamba.version", a.version, b.version, "mamba");
     d.U("mamba.d_state", a.d_state, b.d_state, "mamba");
     d.U("mamba.d_conv", a.d_conv, b.d_conv, "mamba");
-    d.U("mamba.expand", a.expand, b.expand, "mamba");
-    if (a.dt_rank) d.U("mamba.dt_rank", a.dt_rank, b.dt_rank, "mamba");
+    if (a.version == 1) {
+      d.U("mamba.expand", a.expand, b.expand, "mamba");
+      if (a.dt_rank) d.U("mamba.dt_rank", a.dt_rank, b.dt_rank, "mamba");
+    } else {
+      d.U("mamba.heads", a.heads, b.heads, "mamba");
+      d.U("mamba.head_dim", a.head_dim, b.head_dim, "mamba");
+      d.U("mamba.groups", a.groups, b.groups, "mamba");
+    }
   }
+  if (s.linear_attention.has_value() != c.linear_attention.has_value()) {
+    d.Add("linear_attention", s.linear_attention ? s.linear_attention->kind : "none",
+          c.linear_attention ? c.linear_attention->kind : "none", "linear_attention");
+  } else if (s.linear_attention) {
+    const LinearAttentionSpec &a = *s.linear_attention, &b = *c.linear_attention;
+    d.Add("linear_attention.kind", a.kind, b.kind, "linear_attention");
+    d.U("linear_attention.key_heads", a.key_heads, b.key_heads, "linear_attention");
+    d.U("linear_attention.value_heads", a.value_heads, b.value_heads, "linear_attention");
+    d.U("linear_attention.key_head_dim", a.key_head_dim, b.key_head_dim, "linear_attention");
+    d.U("linear_attention.value_head_dim", a.value_head_dim, b.value_head_dim, "linear_attention");
+    d.U("linear_attention.conv_kernel", a.conv_kernel, b.conv_kernel, "linear_attention");
+  }
+  d.Add("mixer_mlp", s.mixer_mlp ? "true" : "false", c.mixer_mlp ? "true" : "false",
+        s.field_pos.count("mixer_mlp") ? "mixer_mlp" : "layers");
   if (s.layers == c.layers) {
     std::vector<size_t> sm = s.LayerToGroup(), cm = c.LayerToGroup();
+    const std::vector<std::string> sp = ParallelDescs(s), cp = ParallelDescs(c);
     size_t differing = 0, first = 0;
     for (size_t i = 0; i < s.layers; ++i) {
-      if (LayerDesc(s, i, sm) != LayerDesc(c, i, cm)) {
+      if (LayerDesc(s, i, sm) + sp[i] != LayerDesc(c, i, cm) + cp[i]) {
         if (differing++ == 0) first = i;
       }
     }
     if (differing) {
-      d.out.push_back(
-          {"layer_groups",
-           fmt::format("{} (layer {}: {})", LayerPatternSummary(s), first, LayerDesc(s, first, sm)),
-           fmt::format("{} (layer {}: {}); {} layers differ", LayerPatternSummary(c), first,
-                       LayerDesc(c, first, cm), differing),
-           s.PosOf("layer_groups")});
+      d.out.push_back({"layer_groups",
+                       fmt::format("{} (layer {}: {}{})", LayerPatternSummary(s), first,
+                                   LayerDesc(s, first, sm), sp[first]),
+                       fmt::format("{} (layer {}: {}{}); {} layers differ", LayerPatternSummary(c),
+                                   first, LayerDesc(c, first, cm), cp[first], differing),
+                       s.PosOf("layer_groups")});
     }
   }
   return d.out;

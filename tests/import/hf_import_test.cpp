@@ -42,6 +42,8 @@ const std::vector<std::pair<std::string, std::string>> kFixtures = {
     {"phi-3-mini", "phi-3-mini"},
     {"jamba-v0.1", "jamba-v0.1"},
     {"gpt-oss-20b", "gpt-oss-20b"},
+    {"llama-4-scout-17b-16e-instruct", "llama-4-scout"},
+    {"llama-4-maverick-17b-128e-instruct", "llama-4-maverick"},
 };
 
 std::string Fixture(const std::string& name) {
@@ -692,4 +694,100 @@ TEST_CASE("import-hf: num_key_value_heads as a per-layer list, 0 for a layer wit
                                    "kv-list.json"),
                     doctest::Contains("num_key_value_heads[1]: 3 KV heads do not divide the 8 "
                                       "query heads"));
+}
+
+namespace {
+
+// A Llama-4 text config of `layers` layers with `extra` keys (a JSON fragment).
+std::string Llama4(uint64_t layers, const std::string& extra) {
+  return fmt::format(
+      R"({{"architectures": ["Llama4ForConditionalGeneration"], "text_config": {{
+      "hidden_size": 512, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64,
+      "num_hidden_layers": {}, "intermediate_size": 256, "intermediate_size_mlp": 1024,
+      "num_local_experts": 4, "vocab_size": 1000, "torch_dtype": "bfloat16"{}}}}})",
+      layers, extra.empty() ? "" : ", " + extra);
+}
+
+}  // namespace
+
+TEST_CASE("import-hf: Llama-4's chunked RoPE layers and global NoPE layers, MoE interleaved") {
+  // Maverick (the fixture): no_rope_layers [1, 1, 1, 0] x 12 -- 1 is RoPE with chunked
+  // attention over attention_chunk_size 8192, 0 a global layer; moe_layers the odd layers, the
+  // even ones dense at intermediate_size_mlp 16384.
+  const HfImport mav = ImportHfConfigFile(Fixture("llama-4-maverick-17b-128e-instruct"));
+  CHECK(GroupOf(mav.spec, LayerKind::kFull).layers == 12);
+  CHECK(GroupOf(mav.spec, LayerKind::kChunked).window == 8192);
+  REQUIRE(mav.spec.moe);
+  CHECK(mav.spec.moe->period == 2);
+  CHECK(mav.spec.moe->offset == 1);
+  CHECK(mav.spec.moe->shared_experts == 1);
+  CHECK(mav.spec.intermediate_size == 16384);
+  CHECK(mav.yaml.find("intermediate_size_mlp: the dense layers' MLP (24 of 48 layers are MoE)") !=
+        std::string::npos);
+  // Without the lists, transformers derives them: every no_rope_layer_interval-th layer (i + 1)
+  // is NoPE, every interleave_moe_layer_step-th layer (range(step - 1, L, step)) is MoE.
+  const HfImport derived =
+      ImportHfConfig(Llama4(12, R"("attention_chunk_size": 1024, "no_rope_layer_interval": 3,
+      "interleave_moe_layer_step": 3)"),
+                     "l4.json");
+  const LayerGroup& full = GroupOf(derived.spec, LayerKind::kFull);
+  CHECK(full.layers == 4);
+  CHECK(full.every == 3);
+  CHECK(full.offset == 2);
+  CHECK(GroupOf(derived.spec, LayerKind::kChunked).window == 1024);
+  CHECK(derived.spec.moe->period == 3);
+  CHECK(derived.spec.moe->offset == 2);
+  CHECK(derived.spec.intermediate_size == 1024);
+  // The class defaults: interval 4, step 1 (every layer MoE, so the dense width is unused).
+  const HfImport defaults = ImportHfConfig(Llama4(8, R"("attention_chunk_size": 8192)"), "l4.json");
+  CHECK(GroupOf(defaults.spec, LayerKind::kFull).layers == 2);
+  CHECK(defaults.spec.moe->period == 1);
+  CHECK(defaults.spec.intermediate_size == 256);
+  // No chunk size: every layer global. An empty moe_layers: every layer dense.
+  const HfImport dense = ImportHfConfig(Llama4(8, R"("moe_layers": [])"), "l4.json");
+  REQUIRE(dense.spec.groups.size() == 1);
+  CHECK(dense.spec.groups[0].kind == LayerKind::kFull);
+  CHECK_FALSE(dense.spec.moe);
+  CHECK(dense.spec.intermediate_size == 1024);
+  // What a spec cannot say is refused, naming the key.
+  CHECK_THROWS_WITH(
+      ImportHfConfig(Llama4(8, R"("moe_layers": [1, 2, 5])"), "l4.json"),
+      doctest::Contains("text_config.moe_layers: the MoE layers are not every N-th layer"));
+  CHECK_THROWS_WITH(ImportHfConfig(Llama4(4, R"("attention_chunk_size": 8192,
+      "no_rope_layers": [1, 1, 2, 0])"),
+                                   "l4.json"),
+                    doctest::Contains("text_config.no_rope_layers[2]: expected 1 (RoPE, chunked) "
+                                      "or 0 (NoPE, global), got 2"));
+  CHECK_THROWS_WITH(ImportHfConfig(Llama4(4, R"("attention_chunk_size": 8192,
+      "no_rope_layers": [1, 0])"),
+                                   "l4.json"),
+                    doctest::Contains("text_config.no_rope_layers: expected a list of 4 flags"));
+  CHECK_THROWS_WITH(ImportHfConfig(Llama4(4, R"("interleave_moe_layer_step": 0)"), "l4.json"),
+                    doctest::Contains("text_config.interleave_moe_layer_step: 0 is not a layer "
+                                      "period"));
+}
+
+TEST_CASE("models --verify compares the state forms, per-layer KV heads and parallel mixers") {
+  ModelSpec a = LoadModel("falcon-h1-0.5b-instruct");
+  ModelSpec b = a;
+  CHECK(DiffSpecs(a, b).empty());
+  b.mamba->groups = 2;
+  b.mixer_mlp = false;
+  std::vector<std::string> fields;
+  for (const FieldDiff& d : DiffSpecs(a, b)) fields.push_back(d.field);
+  CHECK(fields == std::vector<std::string>{"mamba.groups", "mixer_mlp"});
+  // A parallel state group is part of each layer it sits beside.
+  ModelSpec c = a;
+  for (LayerGroup& g : c.groups) {
+    if (g.parallel) g.state_bytes += 2;
+  }
+  const std::vector<FieldDiff> layers = DiffSpecs(a, c);
+  REQUIRE(layers.size() == 1);
+  CHECK(layers[0].field == "layer_groups");
+  CHECK(layers[0].config_value.find("36 layers differ") != std::string::npos);
+  ModelSpec q = LoadModel("qwen3-next-80b-a3b-instruct");
+  ModelSpec r = q;
+  r.linear_attention->value_heads = 16;
+  REQUIRE(DiffSpecs(q, r).size() == 1);
+  CHECK(DiffSpecs(q, r)[0].field == "linear_attention.value_heads");
 }
