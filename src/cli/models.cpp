@@ -53,8 +53,8 @@ std::string CacheForm(const ModelSpec& m, const LayerGroup& g) {
   const std::string n = fmt::format("{} {}", g.layers, LayerKindName(g.kind));
   switch (g.kind) {
     case LayerKind::kFull:
-      return fmt::format("{}: K and V of every token ({} KV heads x {})", n, g.kv_heads,
-                         g.head_dim);
+      return fmt::format("{}: K and V of every token ({} KV heads x {}{})", n, g.kv_heads,
+                         g.head_dim, g.k_eq_v ? "; V from the key projection" : "");
     case LayerKind::kSliding:
     case LayerKind::kChunked:
       return fmt::format("{}: K and V of at most {} tokens ({} {})", n, WithCommas(g.window),

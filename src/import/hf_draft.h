@@ -30,6 +30,7 @@ enum class Family {
   kFalconH1,       // attention and Mamba-2 side by side
   kMiniMax,        // lightning + softmax attention
   kLlama4,         // chunked local attention (RoPE) + global NoPE layers, interleaved MoE
+  kGemma4,         // sliding + global layers of their own head width and KV heads
 };
 
 // One supported architecture: how to read it, and the defaults its
@@ -55,6 +56,10 @@ struct Draft {
   // num_key_value_heads as a list: each layer's KV heads (0: no attention).
   std::vector<uint64_t> layer_kv_heads;
 };
+
+/// The routed experts the config describes, into d.s.moe (hf_moe.cpp);
+/// nothing for a dense model.
+void ReadMoe(const Config& c, const Arch& a, Draft& d);
 
 /// The spec a config.json describes (hf_arch.cpp). `name` overrides the
 /// spec name.

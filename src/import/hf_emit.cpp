@@ -171,8 +171,15 @@ std::string EmitSpecYaml(const Draft& d, const std::string& file) {
       Line(out, 4, "at", "[" + at + "]");
     }
     if (g.parallel) Line(out, 4, "parallel", "true");
+    if (g.k_eq_v) Line(out, 4, "k_eq_v", "true");
     if (g.HoldsTokens() && g.kv_heads != 0 && g.kv_heads != s.kv_heads) {
       Line(out, 4, "kv_heads", std::to_string(g.kv_heads));
+    }
+    if (g.HoldsTokens() && g.head_dim != 0 && g.head_dim != s.head_dim) {
+      Line(out, 4, "head_dim", std::to_string(g.head_dim));
+    }
+    if (g.HoldsTokens() && g.v_head_dim != 0 && g.v_head_dim != s.v_head_dim) {
+      Line(out, 4, "v_head_dim", std::to_string(g.v_head_dim));
     }
     if (g.state_dtype_bytes == 4 && s.weight_dtype != "fp32") Line(out, 4, "state_dtype", "fp32");
     if (g.kind == LayerKind::kSliding) Line(out, 4, "window", std::to_string(g.window));

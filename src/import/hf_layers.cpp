@@ -164,6 +164,80 @@ void Llama4Groups(const Config& c, Draft& d) {
                                       DescribeGroups(d.s.groups));
 }
 
+// Gemma 4: layer_types (else five sliding layers to one full, the last one
+// full); sliding layers keep num_key_value_heads x head_dim over
+// sliding_window tokens, full layers global_head_dim wide, with
+// num_global_key_value_heads when attention_k_eq_v (their values come from
+// k_proj). The last num_kv_shared_layers layers reuse earlier layers' cache.
+void Gemma4Groups(const Config& c, Draft& d) {
+  ModelSpec& s = d.s;
+  const uint64_t layers = s.layers;
+  const uint64_t window = c.U("sliding_window").value_or(512);
+  const uint64_t global_dim = c.U("global_head_dim").value_or(512);
+  const bool k_eq_v = c.B("attention_k_eq_v").value_or(false);
+  const uint64_t global_kv =
+      k_eq_v ? c.U("num_global_key_value_heads").value_or(s.kv_heads) : s.kv_heads;
+  const uint64_t shared = c.U("num_kv_shared_layers").value_or(0);
+  if (shared >= layers) {
+    Fail("{}{}: {} shared layers leave none of the {} layers to keep a cache",
+         PosOf(c.Get("num_kv_shared_layers"), c.File()).Prefix(), c.Name("num_kv_shared_layers"),
+         shared, layers);
+  }
+  if (global_kv == 0 || global_kv > s.query_heads || s.query_heads % global_kv != 0) {
+    Fail("{}{}: {} KV heads do not divide the {} query heads",
+         PosOf(c.Get("num_global_key_value_heads"), c.File()).Prefix(),
+         c.Name("num_global_key_value_heads"), global_kv, s.query_heads);
+  }
+  std::vector<bool> full(layers);
+  std::string why;
+  if (JsonNode lt = c.Get("layer_types"); !IsAbsent(lt)) {
+    if (!lt.IsSequence() || lt.size() != layers) {
+      Fail("{}{}: expected a list of {} layer types (num_hidden_layers)",
+           PosOf(lt, c.File()).Prefix(), c.Name("layer_types"), layers);
+    }
+    for (uint64_t i = 0; i < layers; ++i) {
+      const std::string t = lt[i].IsScalar() ? lt[i].Scalar() : "";
+      if (t != "full_attention" && t != "sliding_attention") {
+        Fail("{}{}[{}]: unsupported layer type '{}' (known: full_attention, sliding_attention)",
+             PosOf(lt[i], c.File()).Prefix(), c.Name("layer_types"), i, t);
+      }
+      full[i] = t == "full_attention";
+    }
+    why = "from " + c.Name("layer_types");
+  } else {
+    for (uint64_t i = 0; i < layers; ++i) full[i] = (i + 1) % 6 == 0 || i + 1 == layers;
+    why = "no layer_types: Gemma4TextConfig's five sliding layers to one full, the last full";
+  }
+  std::vector<LayerSet> sets = {{LayerKind::kFull, global_kv, 0, {}},
+                                {LayerKind::kSliding, 0, window, {}},
+                                {LayerKind::kShared, 0, 0, {}}};
+  for (uint64_t i = 0; i < layers; ++i) {
+    sets[i >= layers - shared ? 2 : full[i] ? 0 : 1].layers.push_back(i);
+  }
+  for (size_t k = sets.size(); k-- > 0;) {
+    if (sets[k].layers.empty()) sets.erase(sets.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  LayerSetsToGroups(sets, layers, s.groups);
+  for (LayerGroup& g : s.groups) {
+    if (g.kind != LayerKind::kFull) continue;
+    g.head_dim = g.v_head_dim = global_dim;
+    g.k_eq_v = k_eq_v;
+  }
+  d.why["layer_groups"] = fmt::format(
+      "{}; sliding layers over sliding_window {}; full layers global_head_dim {} with {} KV "
+      "heads{}{}: {}",
+      why, window, global_dim, global_kv,
+      k_eq_v ? " (attention_k_eq_v: values from k_proj, K and V both cached)" : "",
+      shared ? fmt::format("; the last {} layers share earlier layers' cache", shared) : "",
+      DescribeGroups(s.groups));
+  if (c.U("hidden_size_per_layer_input").value_or(0) != 0 ||
+      c.B("use_double_wide_mlp").value_or(false)) {
+    d.header.push_back(
+        "per-layer input embeddings and double-wide MLPs are not counted: params are under the "
+        "checkpoint's");
+  }
+}
+
 void FamilyGroups(const Config& c, const Arch& a, Draft& d) {
   ModelSpec& s = d.s;
   if (HybridGroups(c, a, d)) return;
@@ -248,6 +322,9 @@ void FamilyGroups(const Config& c, const Arch& a, Draft& d) {
            c.File());
     case Family::kLlama4:
       Llama4Groups(c, d);
+      return;
+    case Family::kGemma4:
+      Gemma4Groups(c, d);
       return;
     case Family::kDeepseek:
       SingleGroup(d, LayerKind::kMla, 0,

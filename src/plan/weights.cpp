@@ -69,13 +69,16 @@ bool ArchStarts(const ModelSpec& m, std::string_view prefix) {
   return m.architecture.rfind(prefix, 0) == 0;
 }
 
-// Per-head RMS norms on q and k (Qwen3, Gemma 3).
+// Per-head RMS norms on q and k (Qwen3, Gemma 3 and 4).
 bool QkNorm(const ModelSpec& m) {
-  return ArchStarts(m, "Qwen3") || ArchStarts(m, "Gemma3");
+  return ArchStarts(m, "Qwen3") || ArchStarts(m, "Gemma3") || ArchStarts(m, "Gemma4");
 }
 
-// Gemma 2/3 norm before and after both the attention and the MLP.
-uint64_t NormsPerLayer(const ModelSpec& m) {
+// Gemma 2/3/4 norm before and after both the attention and the MLP; Gemma 4's
+// MoE layers three more, around the experts' branch beside the dense MLP
+// (post_feedforward_layernorm_1, pre/post_feedforward_layernorm_2).
+uint64_t NormsPerLayer(const ModelSpec& m, bool moe_layer) {
+  if (ArchStarts(m, "Gemma4")) return moe_layer ? 7 : 4;
   return ArchStarts(m, "Gemma2") || ArchStarts(m, "Gemma3") ? 4 : 2;
 }
 
@@ -127,10 +130,12 @@ void AddAttention(const ModelSpec& m, const LayerGroup& g, std::vector<WeightTen
   out.push_back(Linear(TensorPart::kAttention, "q_proj", m.query_heads * d, h, TpSplit::kColumn));
   WeightTensor k = Linear(TensorPart::kAttention, "k_proj", kv * d, h, TpSplit::kKvHeads);
   k.kv_heads = kv;
-  WeightTensor v = Linear(TensorPart::kAttention, "v_proj", kv * vd, h, TpSplit::kKvHeads);
-  v.kv_heads = kv;
   out.push_back(k);
-  out.push_back(v);
+  if (!g.k_eq_v) {  // Gemma 4's attention_k_eq_v: the values come from k_proj
+    WeightTensor v = Linear(TensorPart::kAttention, "v_proj", kv * vd, h, TpSplit::kKvHeads);
+    v.kv_heads = kv;
+    out.push_back(v);
+  }
   out.push_back(Linear(TensorPart::kAttention, "o_proj", h, m.query_heads * vd, TpSplit::kRow));
   if (QkNorm(m))
     out.push_back(Vector(TensorPart::kNorm, "q_norm+k_norm", 2 * d, TpSplit::kReplicated));
@@ -142,10 +147,12 @@ void AddAttention(const ModelSpec& m, const LayerGroup& g, std::vector<WeightTen
     out.push_back(Vector(TensorPart::kBias, "q_proj.bias", m.query_heads * d, TpSplit::kColumn));
     WeightTensor kb = Vector(TensorPart::kBias, "k_proj.bias", kv * d, TpSplit::kKvHeads);
     kb.kv_heads = kv;
-    WeightTensor vb = Vector(TensorPart::kBias, "v_proj.bias", kv * vd, TpSplit::kKvHeads);
-    vb.kv_heads = kv;
     out.push_back(kb);
-    out.push_back(vb);
+    if (!g.k_eq_v) {
+      WeightTensor vb = Vector(TensorPart::kBias, "v_proj.bias", kv * vd, TpSplit::kKvHeads);
+      vb.kv_heads = kv;
+      out.push_back(vb);
+    }
     if (OutputProjectionBias(m)) {
       out.push_back(Vector(TensorPart::kBias, "o_proj.bias", h, TpSplit::kReplicated));
     }
@@ -261,7 +268,8 @@ ModelTensors BuildModelTensors(const ModelSpec& m) {
       continue;
     }
     // Norms before the mixer and the MLP (Gemma: after them too).
-    L.push_back(Vector(TensorPart::kNorm, "layernorms", NormsPerLayer(m) * NormParams(m, h),
+    L.push_back(Vector(TensorPart::kNorm, "layernorms",
+                       NormsPerLayer(m, IsMoeLayer(m, i)) * NormParams(m, h),
                        TpSplit::kReplicated));
     if (IsMoeLayer(m, i)) {
       const MoeSpec& e = *m.moe;
@@ -270,6 +278,11 @@ ModelTensors BuildModelTensors(const ModelSpec& m) {
       // gpt-oss: router bias; DeepSeek-V3: the routing score correction bias.
       if (MlpBias(m) || ArchStarts(m, "DeepseekV3")) {
         L.push_back(Vector(TensorPart::kBias, "router.bias", e.experts, TpSplit::kReplicated));
+      }
+      // Gemma 4: the router's input scale and a scale per expert.
+      if (ArchStarts(m, "Gemma4")) {
+        L.push_back(Vector(TensorPart::kRouter, "router.scale+per_expert_scale", h + e.experts,
+                           TpSplit::kReplicated));
       }
       AddMlp(m, TensorPart::kExperts, e.intermediate_size, e.experts, L);
       if (e.shared_experts != 0) {

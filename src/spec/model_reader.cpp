@@ -262,7 +262,7 @@ std::vector<uint64_t> ParseLayerList(MapReader& g, const std::string& file) {
 LayerGroup ParseLayerGroup(const YAML::Node& node, const std::string& file, size_t i) {
   MapReader g(node, file, fmt::format("layer_groups[{}]", i),
               {"kind", "layers", "every", "offset", "at", "parallel", "window", "chunk", "kv_heads",
-               "head_dim", "v_head_dim", "state_bytes", "state_dtype"});
+               "head_dim", "v_head_dim", "state_bytes", "state_dtype", "k_eq_v"});
   LayerGroup lg;
   lg.pos = g.Pos();
   lg.kind = ParseKind(g.Str("kind"), g.Pos("kind"));
@@ -278,6 +278,14 @@ LayerGroup ParseLayerGroup(const YAML::Node& node, const std::string& file, size
   // With `at`, the count is the list's length (a written `layers` must agree).
   lg.layers = lg.at.empty() || g.Has("layers") ? g.U64("layers") : lg.at.size();
   lg.parallel = g.OptBool("parallel").value_or(false);
+  lg.k_eq_v = g.OptBool("k_eq_v").value_or(false);
+  if (lg.k_eq_v && lg.kind != LayerKind::kFull && lg.kind != LayerKind::kSliding &&
+      lg.kind != LayerKind::kChunked) {
+    Fail(
+        "{}k_eq_v: only full, sliding and chunked groups take k_eq_v (their values come from "
+        "the key projection)",
+        g.Pos("k_eq_v").Prefix());
+  }
   if (std::optional<std::string> dtype = g.OptStr("state_dtype")) {
     if (lg.kind != LayerKind::kState) {
       Fail("{}state_dtype: only state groups take state_dtype", g.Pos("state_dtype").Prefix());

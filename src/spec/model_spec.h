@@ -53,6 +53,10 @@ struct LayerGroup {
   // A state group whose mixer runs beside attention in the same layers
   // (Falcon-H1): its layers are not counted again in the model's total.
   bool parallel = false;
+  // Values projected by the key projection (Gemma 4's attention_k_eq_v):
+  // no v_proj weights; the cache still keeps K and V, which differ (K gets
+  // k_norm and RoPE, V a weightless norm).
+  bool k_eq_v = false;
   uint64_t window = 0;       // sliding window or chunk, in tokens (kSliding, kChunked)
   uint64_t kv_heads = 0;     // resolved: the group's value or the model's
   uint64_t head_dim = 0;     // K head dim (resolved)

@@ -24,6 +24,7 @@ std::string LayerDesc(const ModelSpec& m, size_t layer, const std::vector<size_t
   std::string s(LayerKindName(g.kind));
   if (g.window) s += fmt::format(" ({})", g.window);
   if (g.state_bytes) s += fmt::format(" ({} B)", g.state_bytes);
+  if (g.k_eq_v) s += " (K = V projection)";
   // A group of its own KV heads (a per-layer num_key_value_heads list).
   if (g.HoldsTokens() && g.kv_heads != m.kv_heads) s += fmt::format(" ({} KV heads)", g.kv_heads);
   return s;

@@ -44,6 +44,7 @@ const std::vector<std::pair<std::string, std::string>> kFixtures = {
     {"gpt-oss-20b", "gpt-oss-20b"},
     {"llama-4-scout-17b-16e-instruct", "llama-4-scout"},
     {"llama-4-maverick-17b-128e-instruct", "llama-4-maverick"},
+    {"gemma-4-26b-a4b-it-4bit-mlx", "gemma-4-26b-a4b-it"},
 };
 
 std::string Fixture(const std::string& name) {
@@ -790,4 +791,54 @@ TEST_CASE("models --verify compares the state forms, per-layer KV heads and para
   r.linear_attention->value_heads = 16;
   REQUIRE(DiffSpecs(q, r).size() == 1);
   CHECK(DiffSpecs(q, r)[0].field == "linear_attention.value_heads");
+}
+
+TEST_CASE("import-hf: Gemma 4's global layers of their own width and KV heads, shared layers") {
+  // The 26B-A4B (the fixture): 25 sliding layers of 8 KV heads x 256 over 1,024 tokens, 5 full
+  // layers of 2 global KV heads x 512 whose values come from k_proj (attention_k_eq_v).
+  const HfImport g = ImportHfConfigFile(Fixture("gemma-4-26b-a4b-it-4bit-mlx"));
+  const LayerGroup& full = GroupOf(g.spec, LayerKind::kFull);
+  CHECK(full.kv_heads == 2);
+  CHECK(full.head_dim == 512);
+  CHECK(full.k_eq_v);
+  CHECK(GroupOf(g.spec, LayerKind::kSliding).window == 1024);
+  // K and V are both cached: 5 x 2 x 2 x 512 x 2 B + 25 x 2 x 8 x 256 x 2 B a token.
+  CHECK(ComputeKvCost(g.spec, FindCacheDtype("bf16"), 1).per_token_bytes == 20'480 + 204'800);
+  // The dense MLP beside the experts: intermediate_size 2112 = 3 shared experts of 704.
+  REQUIRE(g.spec.moe);
+  CHECK(g.spec.moe->shared_experts == 3);
+  CHECK(g.yaml.find("k_eq_v: true") != std::string::npos);
+  CHECK(g.yaml.find("head_dim: 512") != std::string::npos);
+  // An E4B-shaped config: no layer_types (five sliding to one full, the last full), no k_eq_v
+  // (full layers keep the model's 2 KV heads at global_head_dim 512), the last 18 of 42
+  // layers reuse earlier layers' cache.
+  const HfImport e = ImportHfConfig(
+      R"({"architectures": ["Gemma4ForConditionalGeneration"], "text_config": {
+      "hidden_size": 2560, "num_attention_heads": 8, "num_key_value_heads": 2,
+      "num_hidden_layers": 42, "intermediate_size": 10240, "sliding_window": 512,
+      "num_kv_shared_layers": 18, "hidden_size_per_layer_input": 256, "dtype": "bfloat16"}})",
+      "e4b.json");
+  CHECK(GroupOf(e.spec, LayerKind::kShared).layers == 18);
+  CHECK(GroupOf(e.spec, LayerKind::kFull).layers == 4);  // 5, 11, 17, 23
+  CHECK(GroupOf(e.spec, LayerKind::kSliding).layers == 20);
+  CHECK(GroupOf(e.spec, LayerKind::kFull).head_dim == 512);
+  CHECK_FALSE(GroupOf(e.spec, LayerKind::kFull).k_eq_v);
+  // 4 x 2 x 2 x 512 x 2 B + 20 x 2 x 2 x 256 x 2 B = 16 KiB + 40 KiB a token.
+  CHECK(ComputeKvCost(e.spec, FindCacheDtype("bf16"), 1).per_token_bytes == 16'384 + 40'960);
+  CHECK(e.yaml.find("per-layer input embeddings and double-wide MLPs are not counted") !=
+        std::string::npos);
+  CHECK_THROWS_WITH(ImportHfConfig(
+                        R"({"architectures": ["Gemma4ForCausalLM"], "hidden_size": 512,
+      "num_attention_heads": 8, "num_key_value_heads": 2, "num_hidden_layers": 4,
+      "intermediate_size": 1024, "num_kv_shared_layers": 4})",
+                        "g4.json"),
+                    doctest::Contains("num_kv_shared_layers: 4 shared layers leave none of the 4 "
+                                      "layers to keep a cache"));
+  CHECK_THROWS_WITH(ImportHfConfig(
+                        R"({"architectures": ["Gemma4ForCausalLM"], "hidden_size": 512,
+      "num_attention_heads": 8, "num_key_value_heads": 2, "num_hidden_layers": 4,
+      "intermediate_size": 1000, "enable_moe_block": true, "num_experts": 8, "top_k_experts": 2,
+      "moe_intermediate_size": 300})",
+                        "g4.json"),
+                    doctest::Contains("is not a whole number of experts"));
 }

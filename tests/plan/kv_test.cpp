@@ -132,13 +132,18 @@ TEST_CASE("invariants over every bundled model") {
     CHECK(c.SequenceBytes(0) == c.fixed_bytes);
     // Monotone in context.
     CHECK(c.SequenceBytes(n) <= c.SequenceBytes(2 * n));
-    // GQA/MQA reduce by H_q/H_kv compared with the same model as MHA.
+    // GQA/MQA reduce each group by H_q/H_kv (its own KV heads: Gemma 4's global layers)
+    // compared with the same model as MHA.
     if (!m.mla && m.HasAttention()) {
       ModelSpec mha = m;
       mha.kv_heads = m.query_heads;
       for (LayerGroup& g : mha.groups) g.kv_heads = m.query_heads;
       KvCost cm = ComputeKvCost(mha, fp16, 1);
-      CHECK(cm.per_token_bytes * m.kv_heads == c.per_token_bytes * m.query_heads);
+      REQUIRE(cm.groups.size() == c.groups.size());
+      for (size_t i = 0; i < c.groups.size(); ++i) {
+        CHECK(cm.groups[i].per_token_bytes * m.groups[i].kv_heads ==
+              c.groups[i].per_token_bytes * m.query_heads);
+      }
     }
     // fp8 never costs more than fp16; fp32 is twice fp16 for the attention part.
     // (DeepSeek-V3.2's indexer key is fp8 whatever the cache dtype.)

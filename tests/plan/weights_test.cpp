@@ -7,7 +7,9 @@
 #include <cmath>
 
 #include "import/resolve.h"
+#include "plan/kv.h"
 #include "plan/parallel.h"
+#include "spec/cache_dtype.h"
 #include "spec/catalog.h"
 #include "util/error.h"
 
@@ -281,6 +283,26 @@ TEST_CASE("weight split: whole experts over expert-parallel ranks, attention ove
   a.copies = 1;
   CHECK(TensorBytes(a, bf16, WeightSplit{8, 1, 0}) == 4096ull * 1024 * 2);  // whole
   CHECK(TensorBytes(a, bf16, WeightSplit{8, 0, 0}) == 512ull * 1024 * 2);   // tp 8
+}
+
+}  // namespace kvplan
+
+namespace kvplan {
+
+TEST_CASE("weights: a k_eq_v group has no v_proj; its cache keeps K and V") {
+  // Gemma-4-26B-A4B: the 5 global layers lose a 2 KV heads x 512 x 2816 v_proj each (what vLLM
+  // fills by copying k_proj at load), and the cache is the same.
+  const ModelSpec& m = LoadModel("gemma-4-26b-a4b-it");
+  ModelSpec with_v = m;
+  for (LayerGroup& g : with_v.groups) g.k_eq_v = false;
+  CHECK(CountParams(BuildModelTensors(with_v)) - CountParams(BuildModelTensors(m)) ==
+        5ull * 2 * 512 * 2816);
+  CHECK(ComputeKvCost(with_v, FindCacheDtype("bf16"), 1).per_token_bytes ==
+        ComputeKvCost(m, FindCacheDtype("bf16"), 1).per_token_bytes);
+  // The checkpoint's language model: 25,233,141,760 parameters (the safetensors header totals,
+  // transformers' modeling_gemma4.py shapes: 7 norms a MoE layer, per-width q/k norms, the
+  // router's scales).
+  CHECK(CountParams(BuildModelTensors(m)) == 25'233'141'760ull);
 }
 
 }  // namespace kvplan

@@ -333,3 +333,17 @@ TEST_CASE("mla: DeepSeek-V3.2's indexer keys come all three or not at all") {
   CHECK(s.mla->index_topk == 256);
   CHECK(ErrorOf(With(mla + "  index_heads: 4\n")).find("index_head_dim") != std::string::npos);
 }
+
+TEST_CASE("k_eq_v: an attention group whose values come from the key projection") {
+  // Gemma 4's global layers (tests/plan/weights_test.cpp counts the weights they lose).
+  ModelSpec m = ParseModelYaml(
+      With("layer_groups:\n  - kind: full\n    layers: 2\n    every: 2\n    offset: 1\n"
+           "    k_eq_v: true\n  - kind: sliding\n    layers: 2\n    window: 16\n"),
+      "m.yaml");
+  CHECK(m.groups[0].k_eq_v);
+  CHECK_FALSE(m.groups[1].k_eq_v);
+  CHECK(ErrorOf(With("layer_groups:\n  - kind: full\n    layers: 2\n  - kind: state\n    "
+                     "layers: 2\n    state_bytes: 100\n    k_eq_v: true\n")) ==
+        "m.yaml:17:13: k_eq_v: only full, sliding and chunked groups take k_eq_v (their values "
+        "come from the key projection)");
+}
