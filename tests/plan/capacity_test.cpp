@@ -407,6 +407,30 @@ TEST_CASE("llama.cpp L-1 and L-4: KV buffer sizes") {
   CHECK(Run(LoadModel("llama-3.1-8b"), "a100-80gb", c).k_bytes == 2048 * kMiB);
 }
 
+TEST_CASE("llama.cpp: Gemma-4-31B's global layers, 4 KV heads x 512, as a published log") {
+  // https://github.com/ggml-org/llama.cpp/issues/21394 (build 8643, q5_0 cache, one sequence):
+  //   "llama_kv_cache_iswa: creating non-SWA KV cache, size = 120064 cells"
+  //   "llama_kv_cache: size = 3224.38 MiB (120064 cells, 10 layers, 1/1 seqs), K (q5_0):
+  //    1612.19 MiB, V (q5_0): 1612.19 MiB"
+  //   "llama_kv_cache_iswa: creating     SWA KV cache, size = 1536 ..."
+  // The 10 global layers keep 4 KV heads x 512 (global_head_dim, num_global_key_value_heads):
+  // 2,048 elements = 64 q5_0 blocks of 22 B = 1,408 B per token and layer for K, as for V;
+  // 1,408 x 10 x 120,064 = 1,690,501,120 B = 1612.19 MiB. The 50 sliding layers hold
+  // pad256(1,024 + 512) = 1,536 cells.
+  EngineConfig c;
+  c.engine = Engine::kLlamaCpp;
+  c.n_ctx = 120064;
+  c.kv_cache_dtype = "q5_0";
+  c.flash_attn = "on";
+  CapacityResult r = Run(LoadModel("gemma-4-31b-it"), "h200", c);
+  CHECK(Log(r, 0) == "llama_kv_cache_iswa: creating non-SWA KV cache, size = 120064 cells");
+  CHECK(Log(r, 1) ==
+        "llama_kv_cache: size = 3224.38 MiB (120064 cells,  10 layers,  1/1 seqs), K (q5_0): "
+        "1612.19 MiB, V (q5_0): 1612.19 MiB");
+  CHECK(Log(r, 2) == "llama_kv_cache_iswa: creating     SWA KV cache, size = 1536 cells");
+  CHECK(r.swa_cells == 1536);
+}
+
 TEST_CASE("llama.cpp L-2 and L-3: unpadded cells (--block-size 1) of a Qwen1.5-72B shape") {
   // https://github.com/abetlen/llama-cpp-python/issues/1161: n_ctx 13000, f16, 80 layers x 8192:
   // 406.25 MiB per layer ("CUDA0 KV buffer size = 10968.75 MiB" = 27 layers).
