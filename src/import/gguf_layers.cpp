@@ -126,6 +126,36 @@ uint64_t StateBytes(const GgufMeta& m, ModelSpec& s) {
   return static_cast<uint64_t>(bytes);
 }
 
+// Qwen3-Next and Qwen3.5 (full_attention_interval): the layers that are not
+// every interval-th are Gated DeltaNet, sized from the ssm.* keys as
+// llama.cpp maps them -- group_count the key heads, state_size their width,
+// time_step_rank the value heads, inner_size value heads x value width.
+// Returns which layers are recurrent (none without the key).
+std::vector<bool> GatedDeltaNetLayers(const GgufMeta& m, ModelSpec& s) {
+  std::vector<bool> recurrent(s.layers, false);
+  const std::optional<uint64_t> interval = m.U("full_attention_interval");
+  if (!interval || m.Kv("ssm.inner_size") == nullptr) return recurrent;
+  if (*interval == 0) m.FailKey(*m.Kv("full_attention_interval"), "0 is not a layer period");
+  for (uint64_t i = 0; i < s.layers; ++i) recurrent[i] = (i + 1) % *interval != 0;
+  LinearAttentionSpec la;
+  la.kind = "gated_deltanet";
+  la.key_heads = m.Req("ssm.group_count");
+  la.key_head_dim = m.Req("ssm.state_size");
+  la.value_heads = m.Req("ssm.time_step_rank");
+  la.conv_kernel = m.Req("ssm.conv_kernel");
+  const uint64_t inner = m.Req("ssm.inner_size");
+  if (la.key_heads == 0 || la.value_heads == 0 || inner % la.value_heads != 0) {
+    m.FailKey(*m.Kv("ssm.inner_size"),
+              fmt::format("{} is not a whole number of value heads (ssm.time_step_rank {}) "
+                          "over {} key heads (ssm.group_count)",
+                          inner, la.value_heads, la.key_heads));
+  }
+  la.value_head_dim = inner / la.value_heads;
+  s.linear_attention = la;
+  s.field_pos["linear_attention"] = m.PosOf("ssm.inner_size");
+  return recurrent;
+}
+
 // Head dims: explicit key/value lengths, else hidden / heads; MLA's latent.
 void ReadHeadDims(const GgufMeta& m, ModelSpec& s) {
   if (std::optional<uint64_t> lora = m.U("attention.kv_lora_rank")) {
@@ -201,11 +231,22 @@ void ReadAttention(const GgufMeta& m, ModelSpec& s) {
   uint64_t window = 0;
   const std::vector<bool> slides = SlidingLayers(m, n, swa_kind, window);
   const bool has_ssm = m.Kv("ssm.inner_size") != nullptr;
+  const std::vector<bool> recurrent = GatedDeltaNetLayers(m, s);
+  // Gemma 4 (Gemma 3n): the last attention.shared_kv_layers layers reuse
+  // earlier layers' cache.
+  const uint64_t shared = m.U("attention.shared_kv_layers").value_or(0);
+  if (shared >= n && shared != 0) {
+    m.FailKey(
+        *m.Kv("attention.shared_kv_layers"),
+        fmt::format("{} shared layers leave none of the {} layers to keep a cache", shared, n));
+  }
   uint64_t state_bytes = 0;
   std::vector<LayerSet> sets;
   for (uint64_t i = 0; i < n; ++i) {
     LayerInfo info;
-    if ((*kv)[i] == 0 || (*heads)[i] == 0) {
+    if (i >= n - shared) {
+      info.kind = LayerKind::kShared;
+    } else if (recurrent[i] || (*kv)[i] == 0 || (*heads)[i] == 0) {
       if (!has_ssm) {
         Fail(
             "{}: {}.{}: layer {} has no attention heads and the file has no {}.ssm.* keys to "
@@ -232,13 +273,29 @@ void ReadAttention(const GgufMeta& m, ModelSpec& s) {
     }
     it->layers.push_back(i);
   }
-  if (has_ssm && state_bytes == 0) {
-    m.FailKey(*m.Kv("ssm.inner_size"),
-              "SSM keys, but every layer has attention heads: attention and SSM in the same "
-              "layers, which a kvplan spec cannot describe");
-  }
+  // SSM keys, yet every layer attends: the state mixer runs beside the
+  // attention of every layer (Falcon-H1).
+  const bool beside = has_ssm && state_bytes == 0;
+  if (beside) state_bytes = StateBytes(m, s);
   LayerSetsToGroups(sets, n, s.groups);
+  if (beside) {
+    LayerGroup p;
+    p.kind = LayerKind::kState;
+    p.layers = n;
+    p.parallel = true;
+    s.groups.push_back(p);
+  }
+  // Gated DeltaNet layers: the linear_attention block sizes the state.
+  if (s.linear_attention) s.mamba.reset();
+  // Sliding layers of their own head width (Gemma 4: attention.key_length_swa
+  // 256 beside the global layers' key_length 512).
+  const std::optional<uint64_t> swa_k = m.U("attention.key_length_swa");
+  const std::optional<uint64_t> swa_v = m.U("attention.value_length_swa");
   for (LayerGroup& g : s.groups) {
+    if (g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked) {
+      if (swa_k) g.head_dim = *swa_k;
+      if (swa_v || swa_k) g.v_head_dim = swa_v.value_or(*swa_k);
+    }
     g.pos = s.field_pos["layer_groups"];
     if (g.kind == LayerKind::kState) g.state_bytes = state_bytes;
     if (g.kind == LayerKind::kMla) g.kv_heads = 0;  // the model's

@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "cli_runner.h"
+#include "import/resolve.h"
 #include "plan/kv.h"
 #include "spec/catalog.h"
 
@@ -673,14 +674,20 @@ TEST_CASE("gguf: metadata kvplan cannot plan for is refused clearly") {
   CHECK(Message(div.Bytes())
             .find("llama.attention.head_count_kv: kv_heads: 3 does not divide "
                   "query_heads 8") != std::string::npos);
-  // SSM keys, but every layer has attention (Falcon-H1's parallel hybrid).
-  GgufWriter par = base("falcon-h1");
-  par.U32("falcon-h1.attention.head_count_kv", 2)
-      .U32("falcon-h1.ssm.inner_size", 512)
+  // Gated DeltaNet value heads that do not divide the inner size.
+  GgufWriter gdn = base("qwen3next");
+  gdn.U32("qwen3next.attention.head_count_kv", 2)
+      .U32("qwen3next.full_attention_interval", 4)
+      .U32("qwen3next.ssm.inner_size", 500)
+      .U32("qwen3next.ssm.conv_kernel", 4)
+      .U32("qwen3next.ssm.state_size", 64)
+      .U32("qwen3next.ssm.group_count", 2)
+      .U32("qwen3next.ssm.time_step_rank", 3)
       .Tensor("t", {4}, kF32);
-  CHECK(Message(par.Bytes())
-            .find("falcon-h1.ssm.inner_size: SSM keys, but every layer has "
-                  "attention heads") != std::string::npos);
+  CHECK(Message(gdn.Bytes())
+            .find("qwen3next.ssm.inner_size: 500 is not a whole number of value heads "
+                  "(ssm.time_step_rank 3) over 2 key heads (ssm.group_count)") !=
+        std::string::npos);
   // A state too big for kvplan's limit on a state group.
   GgufWriter big = base("jamba");
   big.ArrU32("jamba.attention.head_count_kv", {0, 2, 0, 2})
@@ -735,3 +742,112 @@ TEST_CASE("gguf: a missing or unreadable file is one line") {
   CHECK_THROWS_WITH_AS(LoadGgufModel("/nonexistent/x.gguf"),
                        "/nonexistent/x.gguf: cannot open file: No such file or directory", Error);
 }
+
+namespace kvplan {
+
+TEST_CASE("gguf: Qwen3-Next's Gated DeltaNet layers and Falcon-H1's mixer beside attention") {
+  // Qwen3-Next-80B's geometry as llama.cpp writes it: full_attention_interval 4 (every fourth
+  // layer attends), the Gated DeltaNet in the ssm.* keys -- group_count the 16 key heads,
+  // state_size their 128 width, time_step_rank the 32 value heads, inner_size 32 x 128. The
+  // cache is the catalog model's, per token and per sequence.
+  GgufWriter q;
+  q.Str("general.architecture", "qwen3next")
+      .U32("qwen3next.block_count", 48)
+      .U32("qwen3next.context_length", 262144)
+      .U32("qwen3next.embedding_length", 2048)
+      .U32("qwen3next.attention.head_count", 16)
+      .U32("qwen3next.attention.head_count_kv", 2)
+      .U32("qwen3next.attention.key_length", 256)
+      .U32("qwen3next.attention.value_length", 256)
+      .U32("qwen3next.full_attention_interval", 4)
+      .U32("qwen3next.ssm.conv_kernel", 4)
+      .U32("qwen3next.ssm.state_size", 128)
+      .U32("qwen3next.ssm.group_count", 16)
+      .U32("qwen3next.ssm.time_step_rank", 32)
+      .U32("qwen3next.ssm.inner_size", 4096)
+      .Tensor("token_embd.weight", {2048, 64}, kF16);
+  const ModelSpec s = GgufModelFromBytes(q.Bytes(), "qwen3next.gguf");
+  REQUIRE(s.linear_attention.has_value());
+  CHECK_FALSE(s.mamba.has_value());
+  CHECK(s.linear_attention->kind == "gated_deltanet");
+  CHECK(s.linear_attention->value_head_dim == 128);
+  const ModelSpec want = LoadModel("qwen3-next-80b-a3b-instruct");
+  for (uint64_t tp : {1, 2}) {
+    const KvCost a = ComputeKvCost(s, FindCacheDtype("fp16"), tp);
+    const KvCost b = ComputeKvCost(want, FindCacheDtype("fp16"), tp);
+    CHECK(a.per_token_bytes == b.per_token_bytes);
+    CHECK(a.fixed_bytes == b.fixed_bytes);
+  }
+  // Falcon-H1-0.5B: SSM keys and attention in every layer: the Mamba-2 mixer beside each.
+  GgufWriter f;
+  f.Str("general.architecture", "falcon-h1")
+      .U32("falcon-h1.block_count", 36)
+      .U32("falcon-h1.context_length", 16384)
+      .U32("falcon-h1.embedding_length", 1024)
+      .U32("falcon-h1.attention.head_count", 8)
+      .U32("falcon-h1.attention.head_count_kv", 2)
+      .U32("falcon-h1.attention.key_length", 64)
+      .U32("falcon-h1.attention.value_length", 64)
+      .U32("falcon-h1.ssm.conv_kernel", 4)
+      .U32("falcon-h1.ssm.inner_size", 1536)
+      .U32("falcon-h1.ssm.state_size", 128)
+      .U32("falcon-h1.ssm.group_count", 1)
+      .U32("falcon-h1.ssm.time_step_rank", 24)
+      .Tensor("token_embd.weight", {1024, 64}, kF16);
+  const ModelSpec h = GgufModelFromBytes(f.Bytes(), "falcon-h1.gguf");
+  REQUIRE(h.groups.size() == 2);
+  CHECK(h.groups[1].parallel);
+  CHECK(h.groups[1].state_bytes == 403'968);
+  const KvCost a = ComputeKvCost(h, FindCacheDtype("fp16"), 1);
+  const KvCost b = ComputeKvCost(LoadModel("falcon-h1-0.5b-instruct"), FindCacheDtype("fp16"), 1);
+  CHECK(a.per_token_bytes == b.per_token_bytes);
+  CHECK(a.fixed_bytes == b.fixed_bytes);
+}
+
+TEST_CASE("gguf: Gemma 4's sliding layers of their own width, and shared-KV layers") {
+  // Gemma-4-31B as llama.cpp writes it: key_length 512 (global layers), key_length_swa 256,
+  // head_count_kv per layer (4 global, 16 sliding), the pattern as one bool a layer.
+  std::vector<uint64_t> kv(60, 16), swa(60, 1);
+  for (uint64_t i = 5; i < 60; i += 6) kv[i] = 4, swa[i] = 0;
+  GgufWriter w;
+  w.Str("general.architecture", "gemma4")
+      .U32("gemma4.block_count", 60)
+      .U32("gemma4.context_length", 262144)
+      .U32("gemma4.embedding_length", 5376)
+      .U32("gemma4.attention.head_count", 32)
+      .ArrU32("gemma4.attention.head_count_kv", kv)
+      .U32("gemma4.attention.key_length", 512)
+      .U32("gemma4.attention.value_length", 512)
+      .U32("gemma4.attention.key_length_swa", 256)
+      .U32("gemma4.attention.value_length_swa", 256)
+      .U32("gemma4.attention.sliding_window", 1024)
+      .ArrU32("gemma4.attention.sliding_window_pattern", swa, 7, 1)
+      .U32("gemma4.attention.shared_kv_layers", 0)
+      .Tensor("token_embd.weight", {5376, 64}, kF16);
+  const ModelSpec g = GgufModelFromBytes(w.Bytes(), "gemma4.gguf");
+  const KvCost a = ComputeKvCost(g, FindCacheDtype("fp16"), 1);
+  const KvCost b = ComputeKvCost(LoadModel("gemma-4-31b-it"), FindCacheDtype("fp16"), 1);
+  CHECK(a.per_token_bytes == b.per_token_bytes);
+  CHECK(a.SequenceBytes(32768) == b.SequenceBytes(32768));
+  // The last shared_kv_layers layers (E2B/E4B) keep nothing of their own.
+  GgufWriter e;
+  e.Str("general.architecture", "gemma4")
+      .U32("gemma4.block_count", 6)
+      .U32("gemma4.context_length", 4096)
+      .U32("gemma4.embedding_length", 256)
+      .U32("gemma4.attention.head_count", 8)
+      .U32("gemma4.attention.head_count_kv", 2)
+      .U32("gemma4.attention.key_length", 64)
+      .U32("gemma4.attention.sliding_window", 512)
+      .ArrU32("gemma4.attention.sliding_window_pattern", {1, 1, 0, 1, 1, 0}, 7, 1)
+      .U32("gemma4.attention.shared_kv_layers", 3)
+      .Tensor("token_embd.weight", {256, 64}, kF16);
+  const ModelSpec es = GgufModelFromBytes(e.Bytes(), "e.gguf");
+  uint64_t shared = 0;
+  for (const LayerGroup& grp : es.groups) shared += grp.kind == LayerKind::kShared ? grp.layers : 0;
+  CHECK(shared == 3);
+  // Layers 0 and 1 slide (2 x 2 x 64 x 2 B each), layer 2 is global.
+  CHECK(ComputeKvCost(es, FindCacheDtype("fp16"), 1).per_token_bytes == 3ull * 2 * 2 * 64 * 2);
+}
+
+}  // namespace kvplan
