@@ -110,12 +110,20 @@ std::string GroupLines(const ModelSpec& m, const CacheDtype& dtype, const GroupC
 // what it keeps per token, what per sequence, and whether that grows.
 std::string FormNotes(const ModelSpec& m) {
   std::string out;
-  bool chunked = false, state = false, none = false, sparse = false;
+  bool chunked = false, state = false, none = false, sparse = false, k_eq_v = false;
   for (const LayerGroup& g : m.groups) {
+    k_eq_v |= g.k_eq_v;
     chunked |= g.kind == LayerKind::kChunked;
     state |= g.kind == LayerKind::kState;
     none |= g.kind == LayerKind::kNone;
     sparse |= g.kind == LayerKind::kMla && m.mla->index_head_dim != 0;
+  }
+  if (k_eq_v) {
+    out +=
+        "\nValues from the key projection (k_eq_v, Gemma 4's attention_k_eq_v): those layers "
+        "have no v_proj, yet the cache still keeps a key and a value per token: the key gets "
+        "its norm and rotary position, the value only a plain norm, so they differ and both "
+        "are stored. The saving is in the weights, not in the cache.\n";
   }
   if (chunked) {
     out +=

@@ -282,3 +282,25 @@ TEST_CASE("models --format csv: plain numbers, the unit in the name") {
   CHECK(one.out.find("163,840") == std::string::npos);
   CHECK(one.out.find("\nkv_lora_rank,512\n") != std::string::npos);
 }
+
+TEST_CASE("size --explain: one paragraph for each cache form the model has") {
+  // What each form keeps per token and per sequence, and why it does or does not grow.
+  struct Form {
+    const char* model;
+    const char* paragraph;
+  };
+  for (const Form& f : {
+           Form{"gemma-4-31b-it", "Values from the key projection (k_eq_v, Gemma 4's "},
+           Form{"llama-4-scout", "Chunked local attention: a chunked layer attends only within"},
+           Form{"qwen3-next-80b-a3b-instruct", "Gated DeltaNet (linear attention) layers keep "},
+           Form{"nemotron-h-8b-base-8k", "Mamba-2 layers keep no keys or values"},
+       }) {
+    CAPTURE(f.model);
+    const CliResult r = RunKvplan(std::string("size ") + f.model + " -c 32K --explain");
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find(f.paragraph) != std::string::npos);
+  }
+  // A model without the form says nothing of it.
+  CHECK(RunKvplan("size llama-3.1-8b -c 32K --explain").out.find("key projection") ==
+        std::string::npos);
+}
