@@ -174,6 +174,9 @@ EngineConfig ToConfig(const CapacityOptions& o, uint64_t model_max_context) {
     Fail("--cuda-graph-max-bs: must be at least 1 (--enforce-eager: no CUDA graphs)");
   }
   c.cuda_graph_max_bs = o.cuda_graph_max_bs.value_or(0);
+  if (o.enable_prefix_caching && c.disable_radix_cache) {
+    Fail("--enable-prefix-caching and --disable-radix-cache contradict each other");
+  }
   c.enable_prefix_caching = o.enable_prefix_caching;
   return c;
 }

@@ -1,5 +1,6 @@
 #include "cli/deploy_flags.h"
 
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "spec/state_shape.h"
 #include "util/error.h"
@@ -112,7 +115,9 @@ namespace {
 void StateFlags(const DeployFlags& f, EngineConfig& c) {
   const auto only = [&](bool given, const char* flag, std::initializer_list<Engine> engines) {
     if (!given || std::find(engines.begin(), engines.end(), c.engine) != engines.end()) return;
-    Fail("{} is {}'s flag, not {}'s", flag, EngineName(*engines.begin()), EngineName(c.engine));
+    std::vector<std::string> names;
+    for (Engine e : engines) names.emplace_back(EngineName(e));
+    Fail("{} is {}'s flag, not {}'s", flag, fmt::join(names, "'s and "), EngineName(c.engine));
   };
   only(!f.mamba_ssm_dtype.empty(), "--mamba-ssm-dtype", {Engine::kSglang, Engine::kVllm});
   only(!f.mamba_cache_dtype.empty(), "--mamba-cache-dtype", {Engine::kVllm});

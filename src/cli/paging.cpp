@@ -48,6 +48,9 @@ void Run(const PagingOptions& o) {
   ModelSpec m = LoadModelAndSay(o.model, o.revision);
   HardwareSpec hw = LoadHardware(o.deploy.gpu);
   EngineConfig config = ToEngineConfig(o.deploy);
+  if (o.prefix_caching && config.disable_radix_cache) {
+    Fail("--enable-prefix-caching and --disable-radix-cache contradict each other");
+  }
   config.enable_prefix_caching = o.prefix_caching;
   CapacityResult cap = CapacityOrFail(m, hw, config);
   CheckMixFits(mix, cap.max_model_len);

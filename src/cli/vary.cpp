@@ -24,6 +24,16 @@ void ResetEngineFlag(DeployFlags& f, std::string_view name) {
     f.free_gpu_memory_fraction.reset();
   else if (name == "--max-num-seqs")
     f.max_num_seqs.clear();
+  else if (name == "--max-mamba-cache-size")
+    f.max_mamba_cache_size.clear();
+  else if (name == "--mamba-full-memory-ratio")
+    f.mamba_full_memory_ratio.reset();
+  else if (name == "--disable-radix-cache")
+    f.disable_radix_cache = false;
+  else if (name == "--mamba-cache-dtype")
+    f.mamba_cache_dtype.clear();
+  else if (name == "--mamba-ssm-dtype")
+    f.mamba_ssm_dtype.clear();
 }
 
 }  // namespace

@@ -144,7 +144,8 @@ std::vector<bool> GatedDeltaNetLayers(const GgufMeta& m, ModelSpec& s) {
   la.value_heads = m.Req("ssm.time_step_rank");
   la.conv_kernel = m.Req("ssm.conv_kernel");
   const uint64_t inner = m.Req("ssm.inner_size");
-  if (la.key_heads == 0 || la.value_heads == 0 || inner % la.value_heads != 0) {
+  if (la.key_heads == 0 || la.value_heads == 0 || inner % la.value_heads != 0 ||
+      la.value_heads % la.key_heads != 0) {
     m.FailKey(*m.Kv("ssm.inner_size"),
               fmt::format("{} is not a whole number of value heads (ssm.time_step_rank {}) "
                           "over {} key heads (ssm.group_count)",
@@ -240,12 +241,22 @@ void ReadAttention(const GgufMeta& m, ModelSpec& s) {
         *m.Kv("attention.shared_kv_layers"),
         fmt::format("{} shared layers leave none of the {} layers to keep a cache", shared, n));
   }
+  // Nemotron-H: feed_forward_length one value a layer; a layer with neither
+  // KV heads nor a state of its own but an MLP is MLP-only (llama.cpp: a
+  // layer is recurrent iff it has neither KV heads nor an MLP).
+  std::vector<uint64_t> ffn(n, 0);
+  const GgufKv* ffn_kv = m.Kv("feed_forward_length");
+  const bool ffn_per_layer = ffn_kv != nullptr && ffn_kv->type == GgufType::kArray;
+  if (ffn_per_layer) ffn = *m.PerLayer("feed_forward_length", n);
   uint64_t state_bytes = 0;
   std::vector<LayerSet> sets;
   for (uint64_t i = 0; i < n; ++i) {
     LayerInfo info;
     if (i >= n - shared) {
       info.kind = LayerKind::kShared;
+    } else if (ffn_per_layer && ffn[i] != 0 && !recurrent[i] &&
+               ((*kv)[i] == 0 || (*heads)[i] == 0)) {
+      info.kind = LayerKind::kNone;
     } else if (recurrent[i] || (*kv)[i] == 0 || (*heads)[i] == 0) {
       if (!has_ssm) {
         Fail(
@@ -273,9 +284,14 @@ void ReadAttention(const GgufMeta& m, ModelSpec& s) {
     }
     it->layers.push_back(i);
   }
-  // SSM keys, yet every layer attends: the state mixer runs beside the
-  // attention of every layer (Falcon-H1).
+  // SSM keys, yet every layer attends: Falcon-H1's state mixer runs beside
+  // the attention of every layer; elsewhere it is a layout kvplan does not know.
   const bool beside = has_ssm && state_bytes == 0;
+  if (beside && (m.Arch() != "falcon-h1" || s.linear_attention)) {
+    m.FailKey(*m.Kv("ssm.inner_size"),
+              "SSM keys, but every layer has attention heads: a state beside the attention of "
+              "every layer is Falcon-H1's layout, and this is not a falcon-h1 file");
+  }
   if (beside) state_bytes = StateBytes(m, s);
   LayerSetsToGroups(sets, n, s.groups);
   if (beside) {
@@ -294,7 +310,11 @@ void ReadAttention(const GgufMeta& m, ModelSpec& s) {
   for (LayerGroup& g : s.groups) {
     if (g.kind == LayerKind::kSliding || g.kind == LayerKind::kChunked) {
       if (swa_k) g.head_dim = *swa_k;
-      if (swa_v || swa_k) g.v_head_dim = swa_v.value_or(*swa_k);
+      if (swa_v) {
+        g.v_head_dim = *swa_v;
+      } else if (swa_k) {
+        g.v_head_dim = *swa_k;
+      }
     }
     g.pos = s.field_pos["layer_groups"];
     if (g.kind == LayerKind::kState) g.state_bytes = state_bytes;

@@ -145,6 +145,7 @@ struct StageInputs {
   const EngineConfig& config;     // resolved
   uint64_t checkpoint_bytes = 0;  // the checkpoint's exact bytes when they apply (else 0)
   uint64_t arch_bytes = 0;        // the whole model counted from the architecture (tp 1)
+  uint64_t asked_seqs = 0;        // max_num_seqs as the deployment gave it (0: none given)
 };
 
 /// The reserve one stage keeps back. Only the last stage samples: earlier
@@ -214,6 +215,14 @@ StageCapacity SizeStage(const CapacityResult& r, const StageInputs& in, uint64_t
     headroom = Headroom(r.usable_bytes, st.weights_bytes, reserve);
   }
   budget = headroom > 0 ? static_cast<uint64_t>(headroom) : 0;
+  // SGLang carves its state pool out of what memory leaves first
+  // (handle_max_mamba_cache); the tokens, and --max-total-tokens, get the rest.
+  if (SeparateStatePool(st.kv, c)) {
+    st.state_pool = true;
+    st.state_slots = SglangStateSlots(budget, st.kv.fixed_bytes, c, in.asked_seqs);
+    const uint64_t pool = CheckedMul(st.state_slots, st.kv.fixed_bytes, "state pool bytes");
+    budget = pool < budget ? budget - pool : 0;
+  }
   // TRT-LLM's max_gpu_total_bytes, when set, is the pool's size, above
   // free_gpu_memory_fraction x free too (KvCacheCreator, test_resource_manager.py).
   if (c.engine == Engine::kTrtllm && c.max_gpu_total_bytes != 0) budget = c.max_gpu_total_bytes;
@@ -228,13 +237,6 @@ StageCapacity SizeStage(const CapacityResult& r, const StageInputs& in, uint64_t
   if (c.engine == Engine::kTrtllm && c.trtllm_max_tokens != 0 &&
       TrtllmWindows(st.kv, c.max_model_len).size() <= 1) {
     budget = std::min(budget, CheckedMul(c.trtllm_max_tokens, st.bytes_per_token, "KV budget"));
-  }
-  // SGLang carves its state pool out first (handle_max_mamba_cache); the
-  // tokens get what is left.
-  if (SeparateStatePool(st.kv, c)) {
-    st.state_slots = SglangStateSlots(budget, st.kv.fixed_bytes, c);
-    const uint64_t pool = CheckedMul(st.state_slots, st.kv.fixed_bytes, "state pool bytes");
-    budget = pool < budget ? budget - pool : 0;
   }
   st.headroom_bytes = headroom;
   st.kv_budget_bytes = budget;
@@ -275,7 +277,10 @@ uint64_t SizeStages(CapacityResult& r, const StageInputs& in, std::vector<uint64
 /// memory allows.
 void LintExplicitBudget(CapacityResult& r, const EngineConfig& c) {
   const StageCapacity& t = r.stages[r.tightest_stage];
-  const uint64_t room = t.headroom_bytes > 0 ? static_cast<uint64_t>(t.headroom_bytes) : 0;
+  uint64_t room = t.headroom_bytes > 0 ? static_cast<uint64_t>(t.headroom_bytes) : 0;
+  // SGLang's state pool comes out of memory before the tokens.
+  const uint64_t pool = t.state_slots * t.kv.fixed_bytes;  // checked when the stage was sized
+  room = pool < room ? room - pool : 0;
   if (c.max_total_tokens != 0) {
     // SGLang keeps the smaller (above); say so when that was memory.
     const uint64_t asked = CheckedMul(c.max_total_tokens, t.bytes_per_token, "KV budget");
@@ -400,7 +405,7 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu,
   const uint64_t min_blocks =
       SizeStages(r,
                  {m, tensors, format, dtype, c, exact ? m.checkpoint_bytes : 0,
-                  exact ? ModelWeightBytes(tensors, format) : 0},
+                  exact ? ModelWeightBytes(tensors, format) : 0, config.max_num_seqs},
                  trt_free);
   r.explicit_budget = c.kv_cache_memory_bytes != 0 || c.max_total_tokens != 0;
   r.graphs_subtracted = !r.reserve.overridden && !r.explicit_budget &&
@@ -414,16 +419,25 @@ CapacityResult ComputeCapacity(const ModelSpec& m, const HardwareSpec& gpu,
   r.block_bytes = t.block_bytes;
   r.group_size = t.group_size;
   r.num_blocks = min_blocks;
-  if (t.state_slots != 0) {
+  // SGLang's state pools: a request needs a slot on every stage that has one,
+  // so the stage with the fewest slots caps it (and is the one reported).
+  const StageCapacity* pool = nullptr;
+  for (const StageCapacity& st : r.stages) {
+    if (st.state_pool && (pool == nullptr || st.state_slots < pool->state_slots)) pool = &st;
+  }
+  if (pool != nullptr) {
+    r.state_pool = true;
+    r.state_slots = pool->state_slots;
+    r.state_slot_bytes = pool->kv.fixed_bytes;
     // MambaPool allocates slots + 1 (slot 0 pads) of each layer's conv and
     // recurrent state.
-    r.state_slots = t.state_slots;
     uint64_t conv = 0;
-    for (const GroupCost& g : t.kv.groups) {
+    for (const GroupCost& g : pool->kv.groups) {
       conv = CheckedAdd(conv, CheckedMul(g.conv_bytes_layer, g.layers), "state pool bytes");
     }
-    r.state_conv_bytes = CheckedMul(conv, t.state_slots + 1, "state pool bytes");
-    r.state_ssm_bytes = CheckedMul(t.kv.fixed_bytes - conv, t.state_slots + 1, "state pool bytes");
+    r.state_conv_bytes = CheckedMul(conv, r.state_slots + 1, "state pool bytes");
+    r.state_ssm_bytes =
+        CheckedMul(pool->kv.fixed_bytes - conv, r.state_slots + 1, "state pool bytes");
   }
   // TRT-LLM's secondary pool: host memory that offloaded blocks move to
   // (KvCacheConfig.host_cache_size); it adds no GPU blocks.

@@ -204,7 +204,8 @@ struct StageCapacity {
   uint64_t group_size = 0;       // vLLM hybrid: layers per KV-cache group on this stage,
                                  // padding included; 0 otherwise
   uint64_t num_blocks = 0;
-  uint64_t state_slots = 0;  // SGLang hybrid: the state pool's slots (0: none of its own)
+  bool state_pool = false;   // SGLang hybrid: the states have a pool of their own
+  uint64_t state_slots = 0;  // ...of this many slots
   KvCost kv;                 // the stage's per-request cost on one GPU
 };
 
@@ -267,9 +268,12 @@ struct CapacityResult {
   uint64_t state_page_bytes = 0;   // vLLM hybrid with Mamba: one layer's state before padding
   bool block_size_raised = false;  // vLLM raised block_size so a page holds a Mamba state
 
-  // SGLang with a hybrid model: its separate state pool (MambaPool), on the
-  // tightest stage. 0 slots: the states share the token budget (other engines).
-  uint64_t state_slots = 0;          // max_mamba_cache_size: sequences' states
+  // SGLang with a hybrid model: its separate state pool (MambaPool). Without
+  // one (other engines) the states share the token budget.
+  bool state_pool = false;
+  uint64_t state_slots = 0;          // max_mamba_cache_size: sequences' states (fewest of any
+                                     // stage; may be 0, which SGLang refuses)
+  uint64_t state_slot_bytes = 0;     // one slot: a sequence's states on that stage
   uint64_t state_conv_bytes = 0;     // the pool's conv states (slots + 1, a padding slot)
   uint64_t state_ssm_bytes = 0;      // the pool's recurrent states (slots + 1)
   uint64_t state_running_ratio = 0;  // slots per running request SGLang plans for

@@ -88,11 +88,13 @@ uint64_t AddSpeculative(const ModelSpec& m, const ModelTensors& tensors, const W
 
 /// SGLang's state slots (max_mamba_cache_size) for a hybrid model whose
 /// states take `per_request` bytes, out of the `budget` left after weights:
-/// --max-mamba-cache-size as given; with --disable-radix-cache one per
-/// running request (--max-running-requests); else the slots that
+/// --max-mamba-cache-size as given; with --disable-radix-cache and
+/// --max-running-requests given (`asked_seqs`), one per running request;
+/// else the slots that
 /// mamba_full_memory_ratio / (1 + ratio) of the budget holds. Under DP
 /// attention a given count is shared by the attention groups.
-uint64_t SglangStateSlots(uint64_t budget, uint64_t per_request, const EngineConfig& c);
+uint64_t SglangStateSlots(uint64_t budget, uint64_t per_request, const EngineConfig& c,
+                          uint64_t asked_seqs);
 
 /// SGLang's running cap, from the pools it sized (init_memory):
 /// --max-running-requests (`asked`), or by default int(tokens / context_len

@@ -91,7 +91,7 @@ void CountPagedBlocks(CapacityResult& r, const StageCapacity& t, const ModelSpec
   // vLLM's "Maximum concurrency" divides every block; the requests that fit
   // (its startup check from 0.29) leave the null block out.
   r.max_requests = r.blocks_per_request ? r.PlannedBlocks() / r.blocks_per_request : 0;
-  if (r.state_slots != 0) {
+  if (r.state_pool) {
     // SGLang: a request needs a state slot as well as its tokens.
     r.max_requests = std::min(r.max_requests, r.state_slots);
     r.max_concurrency = std::min(r.max_concurrency, static_cast<double>(r.state_slots));

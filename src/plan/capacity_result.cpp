@@ -70,7 +70,7 @@ bool CapacityResult::FitsAtConcurrency(uint64_t tokens, uint64_t concurrency) co
              kv_budget_bytes;
     }
     if (PlannedBlocks() == 0) return false;
-    if (state_slots != 0 && concurrency > state_slots) return false;  // SGLang's state pool
+    if (state_pool && concurrency > state_slots) return false;  // SGLang's state pool
     return CheckedMul(BlocksForRequest(tokens), concurrency) <= PlannedBlocks();
   } catch (const Error&) {
     return false;  // overflowed: certainly more than the cache

@@ -77,6 +77,11 @@ const std::vector<EngineFlag>& EngineFlags() {
       {"--mem-fraction-static", {Engine::kSglang}, false},
       {"--max-total-tokens", {Engine::kSglang}, false},
       {"--free-gpu-memory-fraction", {Engine::kTrtllm}, false},
+      {"--max-mamba-cache-size", {Engine::kSglang}, false},
+      {"--mamba-full-memory-ratio", {Engine::kSglang}, false},
+      {"--disable-radix-cache", {Engine::kSglang}, false},
+      {"--mamba-cache-dtype", {Engine::kVllm}, false},
+      {"--mamba-ssm-dtype", {Engine::kSglang, Engine::kVllm}, false},
       {"--max-num-seqs", {Engine::kLlamaCpp}, true},
   };
   return flags;

@@ -89,7 +89,7 @@ std::vector<std::string> Sglang(const ModelSpec& m, const CapacityResult& r) {
   // model_runner_kv_cache_mixin.py and memory_pool.py (MambaPool); "GB"
   // there is bytes / 2^30.
   std::vector<std::string> out;
-  if (r.state_slots != 0) {
+  if (r.state_pool) {
     out.push_back(fmt::format(
         "Mamba Cache is allocated. max_mamba_cache_size: {}, conv_state size: {:.2f}GB, "
         "ssm_state size: {:.2f}GB",

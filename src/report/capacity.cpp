@@ -138,14 +138,14 @@ std::string MemoryTable(const CapacityResult& r, size_t width) {
           r.reserve.cuda_graph_bytes);
     }
   }
-  if (r.state_slots != 0) {
+  if (r.state_pool) {
     // SGLang carves a hybrid model's state pool out of the budget first.
     row(fmt::format("state pool, {}", Plural(r.state_slots, "slot")),
-        CheckedMul(r.state_slots, r.stages[r.tightest_stage].kv.fixed_bytes, "state pool bytes"));
+        CheckedMul(r.state_slots, r.state_slot_bytes, "state pool bytes"));
   }
-  row(r.explicit_budget    ? "KV cache budget (given)"
-      : r.state_slots != 0 ? "KV cache budget (tokens)"
-                           : "KV cache budget",
+  row(r.explicit_budget ? "KV cache budget (given)"
+      : r.state_pool    ? "KV cache budget (tokens)"
+                        : "KV cache budget",
       r.kv_budget_bytes);
   row(c.engine == Engine::kLlamaCpp ? "KV cache allocated" : "KV cache in whole blocks",
       r.kv_used_bytes);
@@ -186,13 +186,14 @@ std::string KvCacheTable(const CapacityResult& r, std::optional<uint64_t> concur
                           : fmt::format("{} (block 0 is vLLM's null block: {} usable)",
                                         WithCommas(r.num_blocks), WithCommas(r.UsableBlocks()))});
   k.AddRow({"tokens in cache", WithCommas(r.max_tokens)});
-  if (r.state_slots != 0) {
+  if (r.state_pool) {
     // SGLang's MambaPool: a slot per sequence's states, beside the tokens.
-    k.AddRow({"state pool (SGLang)",
-              fmt::format("{} of {} = {} ({} a running request)", Plural(r.state_slots, "slot"),
-                          FormatBoth(r.stages[r.tightest_stage].kv.fixed_bytes),
-                          FormatBoth(r.state_conv_bytes + r.state_ssm_bytes),
-                          Plural(r.state_running_ratio, "slot"))});
+    k.AddRow(
+        {"state pool (SGLang)",
+         fmt::format("{} of {}, {} allocated with the padding slot; {} per running "
+                     "request",
+                     Plural(r.state_slots, "slot"), FormatBoth(r.state_slot_bytes),
+                     FormatBoth(r.state_conv_bytes + r.state_ssm_bytes), r.state_running_ratio)});
   }
   if (!r.trtllm_windows.empty()) {
     std::string windows;
@@ -219,7 +220,7 @@ std::string KvCacheTable(const CapacityResult& r, std::optional<uint64_t> concur
             r.kv_cache_groups.empty()
                 ? fmt::format("{} ({}){}", FormatBoth(r.request_bytes),
                               Plural(r.blocks_per_request, "block"),
-                              r.state_slots != 0 ? ", and a state slot" : "")
+                              r.state_pool ? ", and a state slot" : "")
                 : fmt::format("{} of KV; holds {} = {} (padding layers included)",
                               FormatBoth(r.request_bytes), Plural(r.blocks_per_request, "block"),
                               FormatBoth(CheckedMul(r.blocks_per_request, r.block_bytes,
@@ -392,7 +393,7 @@ Json CapacityJson(const ModelSpec& m, const HardwareSpec& gpu, const CapacityRes
     j.Set("k_bytes", r.k_bytes);
     j.Set("v_bytes", r.v_bytes);
   }
-  if (r.state_slots != 0) {  // SGLang, hybrid models: the separate state pool
+  if (r.state_pool) {  // SGLang, hybrid models: the separate state pool
     j.Set("state_slots", r.state_slots);
     j.Set("state_conv_bytes", r.state_conv_bytes);
     j.Set("state_ssm_bytes", r.state_ssm_bytes);

@@ -27,6 +27,11 @@ std::string LayerDesc(const ModelSpec& m, size_t layer, const std::vector<size_t
   if (g.k_eq_v) s += " (K = V projection)";
   // A group of its own KV heads (a per-layer num_key_value_heads list).
   if (g.HoldsTokens() && g.kv_heads != m.kv_heads) s += fmt::format(" ({} KV heads)", g.kv_heads);
+  // A group of its own head width (Gemma 4's global layers).
+  if (g.HoldsTokens() && g.head_dim != m.head_dim) s += fmt::format(" (K {} wide)", g.head_dim);
+  if (g.HoldsTokens() && g.v_head_dim != m.v_head_dim) {
+    s += fmt::format(" (V {} wide)", g.v_head_dim);
+  }
   return s;
 }
 

@@ -674,6 +674,17 @@ TEST_CASE("gguf: metadata kvplan cannot plan for is refused clearly") {
   CHECK(Message(div.Bytes())
             .find("llama.attention.head_count_kv: kv_heads: 3 does not divide "
                   "query_heads 8") != std::string::npos);
+  // SSM keys, and every layer attends: only Falcon-H1 runs a state beside each attention.
+  GgufWriter par = base("llama");
+  par.U32("llama.attention.head_count_kv", 2)
+      .U32("llama.ssm.inner_size", 512)
+      .U32("llama.ssm.conv_kernel", 4)
+      .U32("llama.ssm.state_size", 16)
+      .Tensor("t", {4}, kF32);
+  CHECK(Message(par.Bytes())
+            .find("llama.ssm.inner_size: SSM keys, but every layer has attention heads: a state "
+                  "beside the attention of every layer is Falcon-H1's layout") !=
+        std::string::npos);
   // Gated DeltaNet value heads that do not divide the inner size.
   GgufWriter gdn = base("qwen3next");
   gdn.U32("qwen3next.attention.head_count_kv", 2)
@@ -843,6 +854,12 @@ TEST_CASE("gguf: Gemma 4's sliding layers of their own width, and shared-KV laye
       .U32("gemma4.attention.shared_kv_layers", 3)
       .Tensor("token_embd.weight", {256, 64}, kF16);
   const ModelSpec es = GgufModelFromBytes(e.Bytes(), "e.gguf");
+  // value_length_swa without key_length_swa: the sliding layers' V width alone.
+  GgufWriter v = e;
+  v.U32("gemma4.attention.value_length_swa", 32);
+  for (const LayerGroup& grp : GgufModelFromBytes(v.Bytes(), "v.gguf").groups) {
+    if (grp.kind == LayerKind::kSliding) CHECK(grp.v_head_dim == 32);
+  }
   uint64_t shared = 0;
   for (const LayerGroup& grp : es.groups) shared += grp.kind == LayerKind::kShared ? grp.layers : 0;
   CHECK(shared == 3);

@@ -786,6 +786,14 @@ TEST_CASE("models --verify compares the state forms, per-layer KV heads and para
   REQUIRE(layers.size() == 1);
   CHECK(layers[0].field == "layer_groups");
   CHECK(layers[0].config_value.find("36 layers differ") != std::string::npos);
+  // A group's own head width (Gemma 4's global layers) is part of its layers.
+  ModelSpec g4 = LoadModel("gemma-4-31b-it");
+  ModelSpec g4b = g4;
+  for (LayerGroup& g : g4b.groups) {
+    if (g.kind == LayerKind::kFull) g.head_dim = 256;
+  }
+  REQUIRE(DiffSpecs(g4, g4b).size() == 1);
+  CHECK(DiffSpecs(g4, g4b)[0].spec_value.find("(K 512 wide)") != std::string::npos);
   ModelSpec q = LoadModel("qwen3-next-80b-a3b-instruct");
   ModelSpec r = q;
   r.linear_attention->value_heads = 16;

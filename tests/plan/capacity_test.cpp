@@ -1281,6 +1281,40 @@ TEST_CASE("SGLang hybrid: --max-mamba-cache-size and --disable-radix-cache fix t
   CHECK(ro.state_slots == 48);
   CHECK(ro.state_running_ratio == 1);
   CHECK(ro.config.max_num_seqs == 48);
+  // --max-total-tokens caps the tokens after the pool is carved out of memory
+  // (_apply_token_constraints runs after handle_max_mamba_cache).
+  EngineConfig capped;
+  capped.engine = Engine::kSglang;
+  capped.tp = 2;
+  capped.max_model_len = 32768;
+  capped.max_total_tokens = 100000;
+  const CapacityResult rc = Run(m, "h200", capped);
+  CHECK(rc.state_slots == from_memory.state_slots);
+  CHECK(rc.max_tokens == 100000);
+  CHECK(rc.lints.empty());
+  // --disable-radix-cache without --max-running-requests: the pool is sized by the ratio (only
+  // a given count sizes it), one slot a running request.
+  EngineConfig radix_off = mem;
+  radix_off.disable_radix_cache = true;
+  const CapacityResult rr = Run(m, "h200", radix_off);
+  CHECK(rr.state_slots == from_memory.state_slots);
+  CHECK(rr.state_running_ratio == 1);
+  // A pipeline stage per half: each has its own pool; the fewer slots cap the requests.
+  EngineConfig pp = mem;
+  pp.pp = 2;
+  const CapacityResult rp = Run(m, "h200", pp);
+  REQUIRE(rp.stages.size() == 2);
+  CHECK(rp.state_slots == std::min(rp.stages[0].state_slots, rp.stages[1].state_slots));
+  // A pool of 0 slots (one slot shared by two DP-attention groups) is refused.
+  EngineConfig zero = c;
+  zero.tp = 4;
+  zero.max_state_slots = 1;
+  zero.attention_dp = 2;
+  const CapacityResult rz = Run(m, "h200", zero);
+  REQUIRE(rz.HasError());
+  CHECK(rz.state_pool);
+  CHECK(rz.state_slots == 0);
+  CHECK(rz.lints.back().code == "state-slots");
   // Too few slots for one running request (3 each) is an error.
   EngineConfig two = c;
   two.max_state_slots = 2;
