@@ -688,9 +688,9 @@ TEST_CASE("capacity: SGLang's state pool flags and vLLM's state dtypes, on the c
   ExpectError(base + " --engine sglang --disable-radix-cache --enable-prefix-caching",
               "--enable-prefix-caching and --disable-radix-cache contradict each other");
   // compare drops an engine's flags from the columns of other engines.
-  const CliResult cmp =
-      RunKvplan("compare qwen3-next-80b-a3b-instruct --gpu h200 --tp 2 --max-model-len 32K "
-                "--disable-radix-cache --max-mamba-cache-size 64 --vary engine=sglang,vllm");
+  const CliResult cmp = RunKvplan(
+      "compare qwen3-next-80b-a3b-instruct --gpu h200 --tp 2 --max-model-len 32K "
+      "--disable-radix-cache --max-mamba-cache-size 64 --vary engine=sglang,vllm");
   CHECK(cmp.exit_code == 0);
   ExpectError(
       base + " --mamba-cache-dtype fp64",
