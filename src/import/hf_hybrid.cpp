@@ -4,6 +4,8 @@
 // attention, state or nothing, from each family's keys.
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "import/hf_draft.h"
 #include "import/layer_sets.h"
 
@@ -12,8 +14,7 @@ namespace {
 
 // The layers of each kind, as layer groups (periodic where they can be).
 void SetGroups(std::vector<LayerSet> sets, uint64_t layers, Draft& d, const std::string& why) {
-  std::erase_if(sets, [](const LayerSet& s) { return s.layers.empty(); });
-  LayerSetsToGroups(sets, layers, d.s.groups);
+  LayerSetsToGroups(std::move(sets), layers, d.s.groups);
   d.why["layer_groups"] = why;
 }
 

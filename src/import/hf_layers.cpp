@@ -22,41 +22,44 @@ std::string DescribeGroups(const std::vector<LayerGroup>& groups) {
   return s;
 }
 
-// layer_types: ["sliding_attention", "full_attention", ...] (Gemma 2/3,
-// gpt-oss, newer Qwen configs).
-bool GroupsFromLayerTypes(const Config& c, uint64_t layers, uint64_t window, Draft& d) {
+// layer_types of attention layers ("full_attention" / "sliding_attention"),
+// into `sliding` (one flag a layer); false when the config has none.
+bool ReadAttentionLayerTypes(const Config& c, uint64_t layers, std::vector<bool>& sliding) {
   JsonNode lt = c.Get("layer_types");
   if (IsAbsent(lt)) return false;
-  SourcePos at = PosOf(lt, c.File());
   if (!lt.IsSequence() || lt.size() != layers) {
-    Fail("{}{}: expected a list of {} layer types (num_hidden_layers)", at.Prefix(),
-         c.Name("layer_types"), layers);
+    Fail("{}{}: expected a list of {} layer types (num_hidden_layers)",
+         PosOf(lt, c.File()).Prefix(), c.Name("layer_types"), layers);
   }
-  std::vector<LayerSet> sets;
+  sliding.assign(layers, false);
   for (uint64_t i = 0; i < layers; ++i) {
-    std::string t = lt[i].IsScalar() ? lt[i].Scalar() : "";
-    LayerKind kind;
-    uint64_t w = 0;
-    if (t == "full_attention") {
-      kind = LayerKind::kFull;
-    } else if (t == "sliding_attention") {
-      kind = LayerKind::kSliding;
-      w = window;
-      if (w == 0)
-        Fail("{}: layer_types has sliding layers but sliding_window is not set", c.File());
-    } else {
+    const std::string t = lt[i].IsScalar() ? lt[i].Scalar() : "";
+    if (t != "full_attention" && t != "sliding_attention") {
       Fail("{}{}[{}]: unsupported layer type '{}' (known: full_attention, sliding_attention)",
            PosOf(lt[i], c.File()).Prefix(), c.Name("layer_types"), i, t);
     }
-    auto it =
-        std::find_if(sets.begin(), sets.end(), [&](const LayerSet& k) { return k.kind == kind; });
-    if (it == sets.end()) {
-      sets.push_back({kind, 0, w, {}});
-      it = sets.end() - 1;
-    }
-    it->layers.push_back(i);
+    sliding[i] = t == "sliding_attention";
   }
-  LayerSetsToGroups(sets, layers, d.s.groups);
+  return true;
+}
+
+// layer_types: ["sliding_attention", "full_attention", ...] (Gemma 2/3,
+// gpt-oss, newer Qwen configs).
+bool GroupsFromLayerTypes(const Config& c, uint64_t layers, uint64_t window, Draft& d) {
+  std::vector<bool> sliding;
+  if (!ReadAttentionLayerTypes(c, layers, sliding)) return false;
+  // The kinds in the order they first appear (gpt-oss: sliding first).
+  const size_t first_sliding = sliding[0] ? 0 : 1;
+  std::vector<LayerSet> sets(2);
+  sets[first_sliding] = {LayerKind::kSliding, 0, window, {}};
+  sets[1 - first_sliding] = {LayerKind::kFull, 0, 0, {}};
+  for (uint64_t i = 0; i < layers; ++i) {
+    sets[sliding[i] ? first_sliding : 1 - first_sliding].layers.push_back(i);
+  }
+  if (window == 0 && std::find(sliding.begin(), sliding.end(), true) != sliding.end()) {
+    Fail("{}: layer_types has sliding layers but sliding_window is not set", c.File());
+  }
+  LayerSetsToGroups(std::move(sets), layers, d.s.groups);
   d.why["layer_groups"] = "from " + c.Name("layer_types") + ": " + DescribeGroups(d.s.groups);
   return true;
 }
@@ -157,8 +160,6 @@ void Llama4Groups(const Config& c, Draft& d) {
   }
   std::vector<LayerSet> sets = {{LayerKind::kFull, 0, 0, {}}, {LayerKind::kChunked, 0, *chunk, {}}};
   for (uint64_t i = 0; i < layers; ++i) sets[rope[i] ? 1 : 0].layers.push_back(i);
-  if (sets[1].layers.empty()) sets.pop_back();
-  if (sets[0].layers.empty()) sets.erase(sets.begin());
   LayerSetsToGroups(sets, layers, d.s.groups);
   d.why["layer_groups"] = fmt::format("{}; chunks of attention_chunk_size {}: {}", why, *chunk,
                                       DescribeGroups(d.s.groups));
@@ -188,34 +189,20 @@ void Gemma4Groups(const Config& c, Draft& d) {
          PosOf(c.Get("num_global_key_value_heads"), c.File()).Prefix(),
          c.Name("num_global_key_value_heads"), global_kv, s.query_heads);
   }
-  std::vector<bool> full(layers);
+  std::vector<bool> sliding;
   std::string why;
-  if (JsonNode lt = c.Get("layer_types"); !IsAbsent(lt)) {
-    if (!lt.IsSequence() || lt.size() != layers) {
-      Fail("{}{}: expected a list of {} layer types (num_hidden_layers)",
-           PosOf(lt, c.File()).Prefix(), c.Name("layer_types"), layers);
-    }
-    for (uint64_t i = 0; i < layers; ++i) {
-      const std::string t = lt[i].IsScalar() ? lt[i].Scalar() : "";
-      if (t != "full_attention" && t != "sliding_attention") {
-        Fail("{}{}[{}]: unsupported layer type '{}' (known: full_attention, sliding_attention)",
-             PosOf(lt[i], c.File()).Prefix(), c.Name("layer_types"), i, t);
-      }
-      full[i] = t == "full_attention";
-    }
+  if (ReadAttentionLayerTypes(c, layers, sliding)) {
     why = "from " + c.Name("layer_types");
   } else {
-    for (uint64_t i = 0; i < layers; ++i) full[i] = (i + 1) % 6 == 0 || i + 1 == layers;
+    sliding.resize(layers);
+    for (uint64_t i = 0; i < layers; ++i) sliding[i] = (i + 1) % 6 != 0 && i + 1 != layers;
     why = "no layer_types: Gemma4TextConfig's five sliding layers to one full, the last full";
   }
   std::vector<LayerSet> sets = {{LayerKind::kFull, global_kv, 0, {}},
                                 {LayerKind::kSliding, 0, window, {}},
                                 {LayerKind::kShared, 0, 0, {}}};
   for (uint64_t i = 0; i < layers; ++i) {
-    sets[i >= layers - shared ? 2 : full[i] ? 0 : 1].layers.push_back(i);
-  }
-  for (size_t k = sets.size(); k-- > 0;) {
-    if (sets[k].layers.empty()) sets.erase(sets.begin() + static_cast<std::ptrdiff_t>(k));
+    sets[i >= layers - shared ? 2 : sliding[i] ? 1 : 0].layers.push_back(i);
   }
   LayerSetsToGroups(sets, layers, s.groups);
   for (LayerGroup& g : s.groups) {
@@ -310,8 +297,6 @@ void FamilyGroups(const Config& c, const Arch& a, Draft& d) {
       for (uint64_t i = 0; i < s.layers; ++i) {
         sets[i % every == offset ? 0 : 1].layers.push_back(i);
       }
-      if (sets[0].layers.empty()) sets.erase(sets.begin());
-      if (sets.back().layers.empty()) sets.pop_back();
       LayerSetsToGroups(sets, s.layers, s.groups);
       d.why["layer_groups"] = why;
       return;

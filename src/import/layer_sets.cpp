@@ -15,8 +15,8 @@ bool IsPeriodic(const std::vector<uint64_t>& indices, uint64_t total, uint64_t& 
   return k == indices.size();
 }
 
-void LayerSetsToGroups(const std::vector<LayerSet>& sets, uint64_t total,
-                       std::vector<LayerGroup>& out) {
+void LayerSetsToGroups(std::vector<LayerSet> sets, uint64_t total, std::vector<LayerGroup>& out) {
+  std::erase_if(sets, [](const LayerSet& s) { return s.layers.empty(); });
   auto group = [](const LayerSet& s) {
     LayerGroup g;
     g.kind = s.kind;

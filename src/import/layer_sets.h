@@ -28,8 +28,7 @@ bool IsPeriodic(const std::vector<uint64_t>& indices, uint64_t total, uint64_t& 
 /// set that can take the rest is tried first, so gpt-oss [sliding, full,
 /// ...] becomes "sliding every 2 offset 0, full the rest", as models/*.yaml
 /// write it. A pattern that is not periodic lists its layers (`at`) in every
-/// group but the largest, which takes the rest.
-void LayerSetsToGroups(const std::vector<LayerSet>& sets, uint64_t total,
-                       std::vector<LayerGroup>& out);
+/// group but the largest, which takes the rest. Empty sets are left out.
+void LayerSetsToGroups(std::vector<LayerSet> sets, uint64_t total, std::vector<LayerGroup>& out);
 
 }  // namespace kvplan
