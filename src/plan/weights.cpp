@@ -54,15 +54,18 @@ bool LearnedPositions(const ModelSpec& m) {
   return m.architecture.rfind("GPT2", 0) == 0;
 }
 
-// Qwen2 puts biases on q/k/v only; gpt-oss and GPT-2 on o_proj too.
+// Qwen2 (dense and MoE) and GLM put biases on q/k/v only; gpt-oss and
+// GPT-2 on o_proj too.
 bool OutputProjectionBias(const ModelSpec& m) {
-  return m.attention_bias && m.architecture.rfind("Qwen2", 0) != 0;
+  return m.attention_bias && m.architecture.rfind("Qwen2", 0) != 0 &&
+         m.architecture.rfind("Glm", 0) != 0;
 }
 
 // A plain (2-matrix) MLP in a model with biases carries them (GPT-2);
-// gpt-oss experts carry biases too.
+// gpt-oss experts carry biases too. Other MoE models with attention biases
+// (Qwen2-MoE, GLM-4.5) have none on their experts.
 bool MlpBias(const ModelSpec& m) {
-  return m.attention_bias && (m.mlp == "plain" || m.moe);
+  return m.attention_bias && (m.mlp == "plain" || m.architecture.rfind("GptOss", 0) == 0);
 }
 
 bool ArchStarts(const ModelSpec& m, std::string_view prefix) {

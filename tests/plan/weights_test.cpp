@@ -306,3 +306,29 @@ TEST_CASE("weights: a k_eq_v group has no v_proj; its cache keeps K and V") {
 }
 
 }  // namespace kvplan
+
+namespace kvplan {
+
+TEST_CASE(
+    "weights: attention biases are on q/k/v only for GLM and Qwen2, on o_proj and experts "
+    "too for gpt-oss") {
+  auto bias_params = [](const ModelSpec& m) {
+    ModelSpec without = m;
+    without.attention_bias = false;
+    return CountParams(BuildModelTensors(m)) - CountParams(BuildModelTensors(without));
+  };
+  // GLM-4.5 (Glm4MoeAttention: q/k/v Linear(bias=config.attention_bias), o_proj bias=False; the
+  // experts' Linear layers have none): 92 layers x (96 + 2 x 8) heads x 128.
+  CHECK(bias_params(LoadModel("glm-4.5")) == 92ull * (96 + 2 * 8) * 128);
+  // The same attention as a Qwen2-MoE: still q/k/v only.
+  ModelSpec qwen2_moe = LoadModel("glm-4.5");
+  qwen2_moe.architecture = "Qwen2MoeForCausalLM";
+  CHECK(bias_params(qwen2_moe) == 92ull * (96 + 2 * 8) * 128);
+  // gpt-oss-20b: q/k/v (64 + 2 x 8 heads x 64) and o_proj (2880) on 24 layers, and every
+  // expert's gate_up (2 x 2880) and down (2880) biases, 32 experts a layer, and the router's
+  // (32).
+  const ModelSpec& oss = LoadModel("gpt-oss-20b");
+  CHECK(bias_params(oss) == 24ull * ((64 + 2 * 8) * 64 + 2880 + 32 * (2 * 2880 + 2880) + 32));
+}
+
+}  // namespace kvplan
