@@ -152,14 +152,19 @@ WhyNot ReadCompressedTensors(const QuantReader& r, QuantSpec& q, Draft& d) {
   if (std::optional<std::string> a = r.Str(w, "actorder", at); a && *a == "group") {
     return what + " with actorder group (a g_idx per input)";
   }
+  // QuantizationArgs' default is symmetric.
+  const std::optional<std::string> sym = r.Str(w, "symmetric", at);
+  const bool symmetric = !sym || *sym != "false";
   if (type == "int" && bits == 4 && strategy == "group" && format == "pack-quantized") {
     q.format = "int4";
-    q.scheme = r.Flag(w, "symmetric") ? "ct-w4a16" : "ct-w4a16-asym";
+    q.scheme = symmetric ? "ct-w4a16" : "ct-w4a16-asym";
     q.group_size = r.Num(w, "group_size", at).value_or(128);
     if (q.group_size == 0) return what + ", group_size 0";
     d.why["quantization.group_size"] = "config_groups weights group_size";
   } else if (type == "int" && bits == 8 && strategy == "channel") {
+    if (!symmetric) return what + ", not symmetric (a zero point per row)";
     q.format = "int8";
+    q.scheme = format == "pack-quantized" ? "ct-w8a16" : "ct-w8a8";
   } else if (type == "float" && bits == 8 && (strategy == "tensor" || strategy == "channel")) {
     q.format = "fp8";
     q.scheme = strategy == "tensor" ? "fp8-static" : "fp8-channel";

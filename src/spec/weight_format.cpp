@@ -69,12 +69,12 @@ constexpr std::array<MethodAlias, 28> kMethods = {{
 }};
 
 // The names FindWeightFormat reads itself (aliases after their format).
-constexpr std::array<std::string_view, 28> kLayouts = {
-    "fp32",          "float32",  "float",         "fp16",      "float16",    "half",
-    "bf16",          "bfloat16", "fp8",           "fp8_e4m3",  "fp8-static", "fp8-channel",
-    "int8",          "w8a8",     "int4",          "awq",       "gptq",       "w4a16",
-    "gptq-int8",     "ct-w4a16", "ct-w4a16-asym", "nvfp4",     "mxfp4",      "bnb-nf4",
-    "bnb-nf4-plain", "bnb-int8", "experts-int8",  "checkpoint"};
+constexpr std::array<std::string_view, 30> kLayouts = {
+    "fp32",      "float32",  "float",         "fp16",     "float16",       "half",
+    "bf16",      "bfloat16", "fp8",           "fp8_e4m3", "fp8-static",    "fp8-channel",
+    "int8",      "w8a8",     "int4",          "awq",      "gptq",          "w4a16",
+    "gptq-int8", "ct-w8a8",  "ct-w8a16",      "ct-w4a16", "ct-w4a16-asym", "nvfp4",
+    "mxfp4",     "bnb-nf4",  "bnb-nf4-plain", "bnb-int8", "experts-int8",  "checkpoint"};
 
 WeightFormat Layout(std::string_view name, uint64_t g) {
   WeightFormat f;
@@ -93,8 +93,16 @@ WeightFormat Layout(std::string_view name, uint64_t g) {
     // compressed-tensors FP8-dynamic: a 16-bit weight_scale per output channel.
     f = Format("fp8", 8, 0, 0, 2, 0, 2);
   } else if (name == "int8" || name == "w8a8") {
-    f = Format("int8", 8, 0, 0, 4, 0,
-               2);  // fp32 scale per output channel (compressed-tensors w8a8)
+    f = Format("int8", 8, 0, 0, 4, 0, 2);  // an fp32 scale per output channel
+  } else if (name == "ct-w8a8") {
+    // compressed-tensors int 8-bit per channel, int-quantized (W8A8-INT8): the
+    // int8 weight and a weight_scale per output row in the checkpoint's 16-bit
+    // dtype (compressed-tensors makes int and fp8 scales in the weight's dtype).
+    f = Format("int8", 8, 0, 0, 2, 0, 2);
+  } else if (name == "ct-w8a16") {
+    // pack-quantized (W8A16): the same bytes packed four to an int32, the
+    // 16-bit scale per row, and an int64[2] weight_shape per matrix.
+    f = Format("int8", 8, 0, 0, 2, 16, 2);
   } else if (name == "int4" || name == "awq" || name == "w4a16") {
     f = Format("int4", 4, g, 16 + 4, 0, 0, 2);  // fp16 scale + 4-bit zero per group
   } else if (name == "gptq") {

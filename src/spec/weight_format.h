@@ -58,7 +58,7 @@ struct WeightFormat {
 
 /// The format for `name`: a model dtype (fp32, fp16, bf16, fp8, int8, int4,
 /// nvfp4, mxfp4; also w8a8 = int8, w4a16 = int4), a stored layout (awq,
-/// gptq, gptq-int8, ct-w4a16, ct-w4a16-asym, fp8-static, fp8-channel,
+/// gptq, gptq-int8, ct-w8a8, ct-w8a16, ct-w4a16, ct-w4a16-asym, fp8-static, fp8-channel,
 /// bnb-nf4, bnb-nf4-plain, bnb-int8, experts-int8) or a vLLM --quantization
 /// method (awq_marlin, gptq_marlin, marlin, modelopt, modelopt_fp4,
 /// bitsandbytes, experts_int8, ...; those that read the format from the

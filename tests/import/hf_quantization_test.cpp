@@ -77,13 +77,28 @@ TEST_CASE("quantization_config: compressed-tensors W4A16, W8A8 int8 and fp8, NVF
                      "int-quantized");
   REQUIRE(int8.spec.quantization);
   CHECK(int8.spec.quantization->format == "int8");
+  CHECK(int8.spec.quantization->scheme == "ct-w8a8");
+  // A bf16 scale per output row (compressed-tensors makes scales in the weight's dtype).
+  const uint64_t rows = 32ull * (4096 + 1024 + 1024 + 4096 + 14336 + 14336 + 4096);
+  CHECK(Bytes(int8.spec) == kDense + kLinear + rows * 2);
+  // W8A16 is written pack-quantized: the same bytes in int32 words, + a weight_shape per matrix.
+  HfImport w8a16 = ct(R"({"num_bits": 8, "type": "int", "strategy": "channel"})", "pack-quantized");
+  REQUIRE(w8a16.spec.quantization);
+  CHECK(w8a16.spec.quantization->scheme == "ct-w8a16");
+  CHECK(Bytes(w8a16.spec) == kDense + kLinear + rows * 2 + 32 * 7 * 16);
+  // An asymmetric one (a zero point per row) is named, not sized.
+  HfImport asym = ct(R"({"num_bits": 8, "type": "int", "strategy": "channel",
+      "symmetric": false})",
+                     "int-quantized");
+  CHECK_FALSE(asym.spec.quantization);
+  CHECK(asym.yaml.find("int 8-bit channel weights, format int-quantized, not symmetric") !=
+        std::string::npos);
   HfImport fp8 = ct(R"({"num_bits": 8, "type": "float", "strategy": "channel",
       "symmetric": true})",
                     "float-quantized");
   REQUIRE(fp8.spec.quantization);
   CHECK(fp8.spec.quantization->scheme == "fp8-channel");
   // One bf16 scale per output row of every matrix.
-  const uint64_t rows = 32ull * (4096 + 1024 + 1024 + 4096 + 14336 + 14336 + 4096);
   CHECK(Bytes(fp8.spec) == kDense + kLinear + rows * 2);
   HfImport nvfp4 = ct(R"({"num_bits": 4, "type": "float", "strategy": "tensor_group",
       "group_size": 16, "symmetric": true})",

@@ -184,6 +184,13 @@ const PublishedCheckpoint kCheckpoints[] = {
      "github.com/akiyax/kvcache-lab experiments/configs/qwen2.5-7b-instruct-awq.json, commit "
      "5240cf91bdbf80812eace013f94f52bd2915493b",
      nullptr, kGiB / 200},
+    {"nm-testing/TinyLlama-1.1B-Chat-v1.0-W8A16-e2e",
+     "compressed-tensors W8A16: int8 per output channel, pack-quantized",
+     "tinyllama-1.1b-chat-v1.0-w8a16-e2e.json", 1'232'060'880ull,
+     "model.safetensors (its LFS pointer's `size 1232060880`, the same before and after) on "
+     "huggingface.co/nm-testing/TinyLlama-1.1B-Chat-v1.0-W8A16-e2e/commit/"
+     "8f92e58113d70ecccd15db12ad1e204a8d4dbb4c, whose config.json diff shows lines 42-48 and "
+     "55-61 of that revision; the fixture is assembled from them (tests/data/hf/README.md)"},
 };
 // clang-format on
 

@@ -66,6 +66,8 @@ TEST_CASE("weight formats: a bad name lists every accepted one") {
                            "experts_int8",
                            "fbgemm_fp8",
                            "ct-w4a16",
+                           "ct-w8a8",
+                           "ct-w8a16",
                            "bnb-int8"}) {
     CAPTURE(name);
     CHECK(known.find(name) != std::string::npos);
