@@ -143,6 +143,8 @@ TEST_CASE("check exit codes: 0 all pass, 1 a failure, 2 invalid input") {
   auto pass = RunKvplan("check " + SourcePath("examples/llama-8b-chat.yaml"));
   CHECK(pass.exit_code == 0);
   CHECK(pass.out.find("PASS: all 7 checks pass") != std::string::npos);
+  // A check met in words says it once.
+  CHECK(pass.out.find("  PASS  startup                   starts\n") != std::string::npos);
   auto fail = RunKvplan("check " + SourcePath("examples/llama-70b-long-context.yaml"));
   CHECK(fail.exit_code == 1);
   CHECK(fail.out.find(
