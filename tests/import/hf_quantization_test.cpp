@@ -8,6 +8,7 @@
 #include "cli_runner.h"
 #include "import/hf_import.h"
 #include "plan/weights.h"
+#include "spec/model_reader.h"
 
 namespace kvplan {
 namespace {
@@ -105,6 +106,13 @@ TEST_CASE("quantization_config: compressed-tensors W4A16, W8A8 int8 and fp8, NVF
                       "nvfp4-pack-quantized");
   REQUIRE(nvfp4.spec.quantization);
   CHECK(nvfp4.spec.quantization->format == "nvfp4");
+  // Each spec YAML import-hf writes reads back to the same layout and bytes.
+  for (const HfImport* imp : {&w4a16, &int8, &w8a16, &fp8, &nvfp4}) {
+    const ModelSpec back = ParseModelYaml(imp->yaml, "back.yaml");
+    REQUIRE(back.quantization);
+    CHECK(back.quantization->scheme == imp->spec.quantization->scheme);
+    CHECK(Bytes(back) == Bytes(imp->spec));
+  }
   // What kvplan does not size stays a note.
   HfImport channel4 =
       ct(R"({"num_bits": 4, "type": "int", "strategy": "channel"})", "pack-quantized");
