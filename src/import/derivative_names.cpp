@@ -21,13 +21,15 @@ std::string ToLower(std::string_view s) {
 // A quantization suffix and the weights it names. Longest first within a
 // family, so "-fp8-dynamic" is taken before "-fp8".
 struct QuantSuffix {
-  std::string_view suffix;  // lower case, with its leading '-'
-  std::string_view format;  // QuantSpec format
+  std::string_view suffix;       // lower case, with its leading '-'
+  std::string_view format;       // QuantSpec format
+  std::string_view scheme = {};  // its stored layout where the name says it: llm-compressor's
+                                 // (compressed-tensors) names
 };
 constexpr std::array kQuantSuffixes = {
-    QuantSuffix{"-quantized.w4a16", "int4"},
-    QuantSuffix{"-quantized.w8a8", "int8"},
-    QuantSuffix{"-fp8-dynamic", "fp8"},
+    QuantSuffix{"-quantized.w4a16", "int4", "ct-w4a16"},
+    QuantSuffix{"-quantized.w8a8", "int8", "ct-w8a8"},
+    QuantSuffix{"-fp8-dynamic", "fp8", "fp8-channel"},
     QuantSuffix{"-fp8-static", "fp8"},
     QuantSuffix{"-w8a8-fp8", "fp8"},
     QuantSuffix{"-fp8", "fp8"},
@@ -36,9 +38,9 @@ constexpr std::array kQuantSuffixes = {
     QuantSuffix{"-gptq-int4", "int4"},
     QuantSuffix{"-gptq-int8", "int8"},
     QuantSuffix{"-gptq", "int4"},
-    QuantSuffix{"-w4a16", "int4"},
-    QuantSuffix{"-w8a8", "int8"},
-    QuantSuffix{"-w8a16", "int8"},
+    QuantSuffix{"-w4a16", "int4", "ct-w4a16"},
+    QuantSuffix{"-w8a8", "int8", "ct-w8a8"},
+    QuantSuffix{"-w8a16", "int8", "ct-w8a16"},
     QuantSuffix{"-int4", "int4"},
     QuantSuffix{"-int8", "int8"},
     QuantSuffix{"-bnb-4bit", "int4"},
@@ -65,6 +67,7 @@ struct Stripped {
   std::vector<std::string> cut;  // as written in the name
   std::string quant_suffix;      // as written
   std::string format;
+  std::string scheme;
 };
 
 Stripped Strip(std::string_view name) {
@@ -73,7 +76,7 @@ Stripped Strip(std::string_view name) {
   }
   std::string original(name);
   if (ToLower(original).ends_with(".gguf")) original.resize(original.size() - 5);
-  Stripped s{ToLower(original), {}, "", ""};
+  Stripped s{ToLower(original), {}, "", "", ""};
   for (bool again = true; again;) {
     again = false;
     for (const QuantSuffix& q : kQuantSuffixes) {
@@ -81,6 +84,7 @@ Stripped Strip(std::string_view name) {
         const size_t at = s.key.size() - q.suffix.size();
         if (s.format.empty()) {
           s.format = std::string(q.format);
+          s.scheme = std::string(q.scheme);
           s.quant_suffix = original.substr(at, q.suffix.size());
         }
         s.cut.insert(s.cut.begin(), original.substr(at, q.suffix.size()));
@@ -108,10 +112,11 @@ Stripped Strip(std::string_view name) {
   return s;
 }
 
-QuantSpec QuantFor(const std::string& format) {
+QuantSpec QuantFor(const Stripped& s) {
   QuantSpec q;
-  q.format = format;
-  if (format == "int4") q.group_size = 128;
+  q.format = s.format;
+  q.scheme = s.scheme;
+  if (s.format == "int4") q.group_size = 128;
   return q;
 }
 
@@ -133,7 +138,7 @@ std::optional<Derivative> MatchDerivative(std::string_view name) {
     d.spec.hf_repo = std::string(name);
     std::string weights;
     if (!s.format.empty()) {
-      d.spec.quantization = QuantFor(s.format);
+      d.spec.quantization = QuantFor(s);
       weights = fmt::format(", with {} weights from the name's {} suffix",
                             WeightFormatLabel(CheckpointWeightFormat(*d.spec.quantization)),
                             s.quant_suffix);

@@ -163,8 +163,17 @@ WhyNot ReadCompressedTensors(const QuantReader& r, QuantSpec& q, Draft& d) {
     d.why["quantization.group_size"] = "config_groups weights group_size";
   } else if (type == "int" && bits == 8 && strategy == "channel") {
     if (!symmetric) return what + ", not symmetric (a zero point per row)";
+    // int8 as stored: int-quantized and naive-quantized keep int8 tensors,
+    // pack-quantized the same bytes in int32 words; other formats (dense
+    // 16-bit, 2:4-sparse marlin-24) store something else.
+    if (format == "pack-quantized") {
+      q.scheme = "ct-w8a16";
+    } else if (format == "int-quantized" || format == "naive-quantized") {
+      q.scheme = "ct-w8a8";
+    } else {
+      return what;
+    }
     q.format = "int8";
-    q.scheme = format == "pack-quantized" ? "ct-w8a16" : "ct-w8a8";
   } else if (type == "float" && bits == 8 && (strategy == "tensor" || strategy == "channel")) {
     q.format = "fp8";
     q.scheme = strategy == "tensor" ? "fp8-static" : "fp8-channel";

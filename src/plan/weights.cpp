@@ -54,11 +54,11 @@ bool LearnedPositions(const ModelSpec& m) {
   return m.architecture.rfind("GPT2", 0) == 0;
 }
 
-// Qwen2 (dense and MoE) and GLM put biases on q/k/v only; gpt-oss and
-// GPT-2 on o_proj too.
+// Qwen2 (dense and MoE) and GLM (ChatGLM's add_qkv_bias too) put biases on
+// q/k/v only; gpt-oss and GPT-2 on o_proj too.
 bool OutputProjectionBias(const ModelSpec& m) {
   return m.attention_bias && m.architecture.rfind("Qwen2", 0) != 0 &&
-         m.architecture.rfind("Glm", 0) != 0;
+         m.architecture.rfind("Glm", 0) != 0 && m.architecture.rfind("ChatGLM", 0) != 0;
 }
 
 // A plain (2-matrix) MLP in a model with biases carries them (GPT-2);
@@ -72,9 +72,10 @@ bool ArchStarts(const ModelSpec& m, std::string_view prefix) {
   return m.architecture.rfind(prefix, 0) == 0;
 }
 
-// Per-head RMS norms on q and k (Qwen3, Gemma 3 and 4).
+// Per-head RMS norms on q and k (Qwen3, Gemma 3 and 4, GLM-4.5's use_qk_norm).
 bool QkNorm(const ModelSpec& m) {
-  return ArchStarts(m, "Qwen3") || ArchStarts(m, "Gemma3") || ArchStarts(m, "Gemma4");
+  return ArchStarts(m, "Qwen3") || ArchStarts(m, "Gemma3") || ArchStarts(m, "Gemma4") ||
+         ArchStarts(m, "Glm4Moe");
 }
 
 // Gemma 2/3/4 norm before and after both the attention and the MLP; Gemma 4's
@@ -278,8 +279,9 @@ ModelTensors BuildModelTensors(const ModelSpec& m) {
       const MoeSpec& e = *m.moe;
       L.push_back(Linear(TensorPart::kRouter, "router", e.experts, h, TpSplit::kReplicated));
       L.back().linear = false;  // routers stay in 16-bit in quantized checkpoints
-      // gpt-oss: router bias; DeepSeek-V3: the routing score correction bias.
-      if (MlpBias(m) || ArchStarts(m, "DeepseekV3")) {
+      // gpt-oss: router bias; DeepSeek-V3 and GLM-4.5: the routing score
+      // correction bias.
+      if (MlpBias(m) || ArchStarts(m, "DeepseekV3") || ArchStarts(m, "Glm4Moe")) {
         L.push_back(Vector(TensorPart::kBias, "router.bias", e.experts, TpSplit::kReplicated));
       }
       // Gemma 4: the router's input scale and a scale per expert.

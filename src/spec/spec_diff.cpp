@@ -52,6 +52,7 @@ std::vector<std::string> ParallelDescs(const ModelSpec& m) {
 std::string QuantSummary(const std::optional<QuantSpec>& q) {
   if (!q) return "none";
   std::string s = q->format;
+  if (!q->scheme.empty()) s += fmt::format(" ({})", q->scheme);
   if (q->block) s += fmt::format(", block {}", q->block);
   if (q->group_size) s += fmt::format(", group_size {}", q->group_size);
   if (!q->parts.empty()) s += fmt::format(", parts [{}]", fmt::join(q->parts, ", "));

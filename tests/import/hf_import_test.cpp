@@ -799,6 +799,15 @@ TEST_CASE("models --verify compares the state forms, per-layer KV heads and para
   r.linear_attention->value_heads = 16;
   REQUIRE(DiffSpecs(q, r).size() == 1);
   CHECK(DiffSpecs(q, r)[0].field == "linear_attention.value_heads");
+  // The stored layout is part of the quantization: plain int8 (fp32 row scales) is not
+  // compressed-tensors' (16-bit ones).
+  const HfImport ct =
+      ImportHfConfigFile(SourcePath("tests/data/hf/tinyllama-1.1b-chat-v1.0-w8a16-e2e.json"));
+  ModelSpec plain = ct.spec;
+  plain.quantization->scheme.clear();
+  REQUIRE(DiffSpecs(plain, ct.spec).size() == 1);
+  CHECK(DiffSpecs(plain, ct.spec)[0].field == "quantization");
+  CHECK(DiffSpecs(plain, ct.spec)[0].config_value == "int8 (ct-w8a16)");
 }
 
 TEST_CASE("import-hf: Gemma 4's global layers of their own width and KV heads, shared layers") {

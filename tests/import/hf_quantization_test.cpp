@@ -92,6 +92,10 @@ TEST_CASE("quantization_config: compressed-tensors W4A16, W8A8 int8 and fp8, NVF
       "symmetric": false})",
                      "int-quantized");
   CHECK_FALSE(asym.spec.quantization);
+  // Nor is a format that stores something else (16-bit dense, 2:4-sparse marlin-24).
+  HfImport dense = ct(R"({"num_bits": 8, "type": "int", "strategy": "channel"})", "dense");
+  CHECK_FALSE(dense.spec.quantization);
+  CHECK(dense.yaml.find("int 8-bit channel weights, format dense") != std::string::npos);
   CHECK(asym.yaml.find("int 8-bit channel weights, format int-quantized, not symmetric") !=
         std::string::npos);
   HfImport fp8 = ct(R"({"num_bits": 8, "type": "float", "strategy": "channel",

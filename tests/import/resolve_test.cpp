@@ -101,6 +101,13 @@ TEST_CASE("derivative names map to their catalog base") {
     CHECK(d->note.find(c.base) != std::string::npos);
   }
   CHECK(MatchDerivative("Qwen/Qwen3-8B-FP8")->quant_suffix == "-FP8");
+  // llm-compressor's names say the stored layout too.
+  CHECK(
+      MatchDerivative("RedHatAI/Llama-3.1-8B-Instruct-quantized.w8a8")->spec.quantization->scheme ==
+      "ct-w8a8");
+  CHECK(MatchDerivative("neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8-dynamic")
+            ->spec.quantization->scheme == "fp8-channel");
+  CHECK(MatchDerivative("Qwen/Qwen3-8B-FP8")->spec.quantization->scheme.empty());
   // The geometry is the base's: the same cache bytes per token.
   const ModelSpec base = LoadModel("llama-3.1-70b");
   const ModelSpec d = MatchDerivative("hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4")->spec;

@@ -320,6 +320,11 @@ TEST_CASE(
   // GLM-4.5 (Glm4MoeAttention: q/k/v Linear(bias=config.attention_bias), o_proj bias=False; the
   // experts' Linear layers have none): 92 layers x (96 + 2 x 8) heads x 128.
   CHECK(bias_params(LoadModel("glm-4.5")) == 92ull * (96 + 2 * 8) * 128);
+  // With its q/k norms (use_qk_norm) and routing correction biases the count is the config's.
+  for (const char* glm : {"glm-4.5", "glm-4.6"}) {
+    const ModelSpec& m = LoadModel(glm);
+    CHECK(CountParams(BuildModelTensors(m)) == m.params);
+  }
   // The same attention as a Qwen2-MoE: still q/k/v only.
   ModelSpec qwen2_moe = LoadModel("glm-4.5");
   qwen2_moe.architecture = "Qwen2MoeForCausalLM";
