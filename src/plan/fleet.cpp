@@ -6,12 +6,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <optional>
 
 #include "plan/capacity.h"
 #include "spec/cache_dtype.h"
+#include "spec/weight_format.h"
 #include "util/units.h"
 
 namespace kvplan {
@@ -47,6 +49,9 @@ std::optional<Family> SizeFamily(const ModelSpec& model, const FleetGpu& gpu, Re
   c.engine = o.engine;
   c.tp = shape.tp;
   c.pp = shape.pp;
+  // A replica takes as many of the GPU's nodes as its stages need.
+  c.gpus_per_node = std::max<uint64_t>(NodeOf(gpu.hw).gpus, 1);
+  c.nodes = (shape.tp * shape.pp + c.gpus_per_node - 1) / c.gpus_per_node;
   c.max_model_len = load.max_len;
   c.kv_cache_dtype = kv;
   c.weight_dtype = weight;
@@ -80,7 +85,12 @@ std::optional<Family> SizeFamily(const ModelSpec& model, const FleetGpu& gpu, Re
   f.shape = shape;
   f.kv_dtype = cap.kv_cache_dtype;
   f.kv_flag = kv;
-  f.weight_flag = weight;
+  // Asking for the checkpoint's own format (bf16 of a bf16 model) asks for
+  // nothing: no flag, no other checkpoint to serve.
+  f.weight_flag =
+      weight.empty() || SameLayout(ModelWeightFormat(model, weight), ModelWeightFormat(model, ""))
+          ? ""
+          : weight;
   f.weight_dtype = cap.weight_dtype;
   f.mem_requests = std::min<uint64_t>(
       kMaxBatch,
@@ -155,12 +165,16 @@ class Search {
  private:
   void ForShapes(const FleetGpu& g, const std::string& kv, const std::string& w) {
     const NodeSpec node = NodeOf(g.hw);
+    // tp is a power of two within a node (what attention heads divide by);
+    // a pipeline stage takes the widest such tp, a whole node where it has
+    // 2, 4 or 8 GPUs, 4 of a node of 6.
+    const uint64_t full_tp = std::bit_floor(node.gpus);
     bool fitted = false;
     for (uint64_t pp = 1; pp <= 8 && !fitted; pp *= 2) {
       // Stages past one node need a network; tp stays within a node.
       if (pp > 1 && node.network_gbps <= 0) break;
       for (uint64_t tp = 1; tp <= node.gpus; tp *= 2) {
-        if (pp > 1 && tp != node.gpus) continue;  // pipeline only once a node is full
+        if (pp > 1 && tp != full_tp) continue;  // pipeline only once a stage is full
         std::string why;
         const ReplicaShape shape{tp, pp};
         const std::string name = FamilyName(g.hw.name, shape, kv, w.empty() ? "checkpoint" : w);

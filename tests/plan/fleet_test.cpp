@@ -146,3 +146,32 @@ TEST_CASE("fleet search: users, and the bounds that rule families out") {
     if (x.bound != "memory") CHECK(x.bound == "TPOT");
   }
 }
+
+TEST_CASE("fleet search: pipeline stages across nodes when no node holds the weights") {
+  // Llama-3.1-405B in bf16 (756 GiB of weights, 94.5 GiB a GPU at tp 8) fits no node of 8
+  // H100s: two nodes, tp 8 x pp 2, as it is served.
+  const ModelSpec m = LoadModel("llama-3.1-405b");
+  FleetLoad users = Rate(0, 2000, 500);
+  users.users = 8;
+  FleetOptions o;
+  o.weight_dtypes = {"bf16"};
+  const FleetResult r = PlanFleet(m, {{LoadHardware("h100-sxm"), 0}}, users, FleetTargets{}, o);
+  REQUIRE_FALSE(r.plans.empty());
+  const FleetPlan& best = r.plans.front();
+  CHECK(best.shape.tp == 8u);
+  CHECK(best.shape.pp == 2u);
+  CHECK(best.gpus == 16u);
+  CHECK(best.nodes == 2u);
+  // bf16 is the checkpoint's own format: nothing to quantize, no flag.
+  CHECK(best.weight_flag.empty());
+  // A node of 6 GPUs: the stages take the widest power-of-two tp it holds.
+  HardwareSpec six = LoadHardware("h100-sxm");
+  REQUIRE(six.node);
+  six.node->gpus = 6;
+  const FleetResult r6 = PlanFleet(m, {{six, 0}}, users, FleetTargets{}, o);
+  REQUIRE_FALSE(r6.plans.empty());
+  for (const FleetPlan& p : r6.plans) {
+    CHECK(p.shape.tp == 4u);
+    CHECK(p.shape.pp > 1u);
+  }
+}
