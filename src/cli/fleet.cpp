@@ -182,6 +182,7 @@ int Run(const FleetOptionsCli& o) {
   opt.disaggregated = o.mode != "aggregated";
   opt.max_gpus = o.max_gpus;
   const ModelSpec model = LoadModelAndSay(o.model, o.revision);
+  q.serve = model.hf_repo;
   FleetResult r = PlanFleet(model, gpus, q.load, q.targets, opt);
   if (o.mode == "disaggregated") {
     std::erase_if(r.plans, [](const FleetPlan& p) { return !p.disaggregated; });

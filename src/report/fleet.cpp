@@ -118,11 +118,11 @@ bool OnlineQuantization(Engine e, const FleetPlan& p) {
 std::string FleetLaunchLine(const FleetQuery& q, const FleetPlan& p) {
   const std::string cache = CacheFlag(q.engine, p);
   const bool quant = OnlineQuantization(q.engine, p);
+  const std::string model = Quote(q.serve.empty() ? q.model : q.serve);
   std::string s;
   switch (q.engine) {
     case Engine::kSglang:
-      s = fmt::format("python -m sglang.launch_server --model-path {} --tp {}", Quote(q.model),
-                      p.shape.tp);
+      s = fmt::format("python -m sglang.launch_server --model-path {} --tp {}", model, p.shape.tp);
       if (p.shape.pp > 1) s += fmt::format(" --pp-size {}", p.shape.pp);
       s += fmt::format(" --context-length {} --max-running-requests {}", q.load.max_len,
                        p.max_num_seqs);
@@ -130,12 +130,12 @@ std::string FleetLaunchLine(const FleetQuery& q, const FleetPlan& p) {
       if (quant) s += " --quantization " + p.weight_flag;
       break;
     case Engine::kTrtllm:
-      s = fmt::format("trtllm-serve {} --tp_size {}", Quote(q.model), p.shape.tp);
+      s = fmt::format("trtllm-serve {} --tp_size {}", model, p.shape.tp);
       if (p.shape.pp > 1) s += fmt::format(" --pp_size {}", p.shape.pp);
       s += fmt::format(" --max_seq_len {} --max_batch_size {}", q.load.max_len, p.max_num_seqs);
       break;
     default:
-      s = fmt::format("vllm serve {} --tensor-parallel-size {}", Quote(q.model), p.shape.tp);
+      s = fmt::format("vllm serve {} --tensor-parallel-size {}", model, p.shape.tp);
       if (p.shape.pp > 1) s += fmt::format(" --pipeline-parallel-size {}", p.shape.pp);
       s += fmt::format(" --max-model-len {} --max-num-seqs {}", q.load.max_len, p.max_num_seqs);
       if (!cache.empty()) s += " --kv-cache-dtype " + cache;

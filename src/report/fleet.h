@@ -15,7 +15,8 @@ namespace kvplan {
 /// What the report needs beside the result: the model's name (as the user
 /// gave it, for the launch line), the load and targets.
 struct FleetQuery {
-  std::string model;
+  std::string model;  // as the user named it
+  std::string serve;  // what the engine loads: the model's hf_repo, else `model`
   Engine engine = Engine::kVllm;
   FleetLoad load;
   FleetTargets targets;

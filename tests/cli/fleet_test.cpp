@@ -28,8 +28,9 @@ TEST_CASE("fleet: a plan, its launch line and a config check passes") {
   CHECK(r.out.find("load: 200 concurrent users, 2048 prompt + 500 output tokens") !=
         std::string::npos);
   CHECK(r.out.find("best: ") != std::string::npos);
-  CHECK(r.out.find("launch (each replica): vllm serve llama-3.1-70b --tensor-parallel-size ") !=
-        std::string::npos);
+  // The engine loads the model's Hugging Face repository, not kvplan's catalog name.
+  CHECK(r.out.find("launch (each replica): vllm serve meta-llama/Llama-3.1-70B "
+                   "--tensor-parallel-size ") != std::string::npos);
   CHECK(r.out.find("How the plan is reached") != std::string::npos);
   CHECK(r.out.find("3. Little's law") != std::string::npos);
   // The deployment config printed under the table passes `kvplan check`.
@@ -99,7 +100,7 @@ TEST_CASE("fleet: targets, prices, JSON and CSV") {
   // SGLang's and TensorRT-LLM's launch lines.
   auto s = RunKvplan(
       "fleet qwen3-8b --gpu h100-sxm --users 10 --prompt 1000 --output 100 --engine sglang");
-  CHECK(s.out.find("python -m sglang.launch_server --model-path qwen3-8b --tp ") !=
+  CHECK(s.out.find("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp ") !=
         std::string::npos);
   CHECK(s.out.find("max_running_requests: ") != std::string::npos);
 }
