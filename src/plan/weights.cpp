@@ -48,28 +48,28 @@ uint64_t NormParams(const ModelSpec& m, uint64_t width) {
   return m.norm == "layernorm" ? 2 * width : width;  // layernorm has a bias
 }
 
+bool ArchStarts(const ModelSpec& m, std::string_view prefix) {
+  return m.architecture.rfind(prefix, 0) == 0;
+}
+
 // GPT-2 style models learn absolute position embeddings (wpe); the others
 // in the catalog use rotary or no positions.
 bool LearnedPositions(const ModelSpec& m) {
-  return m.architecture.rfind("GPT2", 0) == 0;
+  return ArchStarts(m, "GPT2");
 }
 
 // Qwen2 (dense and MoE) and GLM (ChatGLM's add_qkv_bias too) put biases on
 // q/k/v only; gpt-oss and GPT-2 on o_proj too.
 bool OutputProjectionBias(const ModelSpec& m) {
-  return m.attention_bias && m.architecture.rfind("Qwen2", 0) != 0 &&
-         m.architecture.rfind("Glm", 0) != 0 && m.architecture.rfind("ChatGLM", 0) != 0;
+  return m.attention_bias && !ArchStarts(m, "Qwen2") && !ArchStarts(m, "Glm") &&
+         !ArchStarts(m, "ChatGLM");
 }
 
 // A plain (2-matrix) MLP in a model with biases carries them (GPT-2);
 // gpt-oss experts carry biases too. Other MoE models with attention biases
 // (Qwen2-MoE, GLM-4.5) have none on their experts.
 bool MlpBias(const ModelSpec& m) {
-  return m.attention_bias && (m.mlp == "plain" || m.architecture.rfind("GptOss", 0) == 0);
-}
-
-bool ArchStarts(const ModelSpec& m, std::string_view prefix) {
-  return m.architecture.rfind(prefix, 0) == 0;
+  return m.attention_bias && (m.mlp == "plain" || ArchStarts(m, "GptOss"));
 }
 
 // Per-head RMS norms on q and k (Qwen3, Gemma 3 and 4, GLM-4.5's use_qk_norm).
